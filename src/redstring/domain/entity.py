@@ -1,0 +1,91 @@
+"""The entity: one thing the graph knows about, within one tenant."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from redstring.domain.ids import EntityId, SourceId, TenantId  # noqa: TC001 - pydantic needs them
+from redstring.domain.json_safety import check_json, check_text
+from redstring.domain.normalization import normalize_name
+
+
+class ExtractionMethod(StrEnum):
+    """How an entity came to be in the graph. The values are a wire format."""
+
+    LLM = "llm"
+    PATTERN = "pattern"
+    MANUAL = "manual"
+    HYBRID = "hybrid"
+
+
+class Entity(BaseModel):
+    """A named thing of some type, owned by one tenant.
+
+    Immutable: change one with `model_copy(update=...)`. `name` is stored as
+    given and must not be blank; `normalized_name` defaults to
+    `normalize_name(name)` but may carry an extractor's own form. Every string
+    reachable in a field must be storable (no NUL, no unpaired surrogate).
+    `confidence` is on `0..1` inclusive. `blocking_keys` is `None` until keys
+    have been computed (see `redstring.domain.blocking`).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: EntityId
+    tenant_id: TenantId
+    name: str
+    normalized_name: str
+    entity_type: str
+    description: str | None = None
+    source_id: SourceId | None = None
+    properties: dict[str, Any] = Field(default_factory=dict)
+    extraction_method: ExtractionMethod
+    model: str | None = None
+    confidence: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
+    blocking_keys: frozenset[str] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_normalized_name(cls, data: object) -> object:
+        if (
+            isinstance(data, dict)
+            and "normalized_name" not in data
+            and isinstance(data.get("name"), str)
+        ):
+            return {**data, "normalized_name": normalize_name(data["name"])}
+        return data
+
+    @field_validator("name")
+    @classmethod
+    def _name_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError(f"name must not be blank: {value!r}")
+        return check_text(value, field="name")
+
+    @field_validator("entity_type")
+    @classmethod
+    def _type_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError(f"entity_type must not be blank: {value!r}")
+        return check_text(value, field="entity_type")
+
+    @field_validator("normalized_name", "description", "source_id", "model")
+    @classmethod
+    def _text_is_storable(cls, value: str | None) -> str | None:
+        return None if value is None else check_text(value, field="text field")
+
+    @field_validator("properties")
+    @classmethod
+    def _properties_are_storable(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return check_json(value, field="properties")
+
+    @field_validator("blocking_keys")
+    @classmethod
+    def _keys_are_storable(cls, value: frozenset[str] | None) -> frozenset[str] | None:
+        if value is not None:
+            for key in value:
+                check_text(key, field="blocking_keys")
+        return value

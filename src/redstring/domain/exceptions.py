@@ -1,0 +1,130 @@
+"""The error hierarchy. Every error redstring raises on purpose is one of these.
+
+```
+RedstringError
+├── DimensionMismatchError      a vector or collaborator of the wrong dimension
+├── MissingEntityError          a relationship endpoint the store does not hold
+├── UnknownDomainError          a domain id no bundled prompt answers to
+├── PartialExtractionError      some chunks of a document failed to extract
+├── LlmProviderError            the language model failed
+│   ├── EmptyCompletionError    ...by answering nothing
+│   ├── MalformedCompletionError ...with an answer that fails the schema
+│   └── RefusedCompletionError  ...by refusing
+└── EmbeddingProviderError      the embedding model failed
+```
+
+Caller misuse (a blank name, a negative `k`) is a `ValueError` naming the bad
+value, kept apart from these. Each subclass takes keyword-only identifiers,
+keeps them as attributes and builds its message from them.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any, Self
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from redstring.domain.ids import EntityId, TenantId
+
+
+class RedstringError(Exception):
+    """The root of every error redstring raises deliberately.
+
+    Subclasses are built from keyword arguments, which are kept so that an
+    error survives `copy`, `pickle` and a trip to another process.
+    """
+
+    _keywords: dict[str, object]
+
+    def __new__(cls, *args: object, **keywords: object) -> Self:  # noqa: D102
+        error = super().__new__(cls, *args)
+        error._keywords = keywords
+        return error
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        if self._keywords:
+            return (functools.partial(type(self), **self._keywords), ())
+        return super().__reduce__()
+
+
+class DimensionMismatchError(RedstringError):
+    """A vector, or a collaborator, has a different dimension than required."""
+
+    def __init__(self, *, expected: int, actual: int) -> None:
+        self.expected = expected
+        self.actual = actual
+        super().__init__(f"dimension mismatch: expected {expected}, got {actual}")
+
+
+class MissingEntityError(RedstringError):
+    """An operation referred to an entity the store does not hold."""
+
+    def __init__(self, *, entity_id: EntityId, tenant_id: TenantId) -> None:
+        self.entity_id = entity_id
+        self.tenant_id = tenant_id
+        super().__init__(f"entity {entity_id} does not exist in tenant {tenant_id}")
+
+
+class UnknownDomainError(RedstringError):
+    """A domain id that no bundled domain prompt answers to."""
+
+    def __init__(self, *, domain: str, available: Sequence[str]) -> None:
+        self.domain = domain
+        self.available = tuple(available)
+        super().__init__(f"unknown domain {domain!r}; available: {', '.join(self.available)}")
+
+
+class PartialExtractionError(RedstringError):
+    """Some chunks of a document failed to extract, and the caller did not allow it."""
+
+    def __init__(self, *, source_id: str, failed_chunks: int, total_chunks: int) -> None:
+        self.source_id = source_id
+        self.failed_chunks = failed_chunks
+        self.total_chunks = total_chunks
+        super().__init__(
+            f"{failed_chunks} of {total_chunks} chunks of {source_id!r} failed to extract; "
+            "pass skip_failed_chunks=True or allow_partial=True to keep the rest"
+        )
+
+
+class LlmProviderError(RedstringError):
+    """The language model failed to produce a usable answer."""
+
+    def __init__(self, *, model: str, reason: str) -> None:
+        self.model = model
+        self.reason = reason
+        super().__init__(f"model {model!r}: {reason}")
+
+
+class EmptyCompletionError(LlmProviderError):
+    """The model answered with nothing."""
+
+    def __init__(self, *, model: str) -> None:
+        super().__init__(model=model, reason="empty completion")
+
+
+class MalformedCompletionError(LlmProviderError):
+    """The model answered with something that does not fit the requested schema."""
+
+    def __init__(self, *, model: str, detail: str) -> None:
+        self.detail = detail
+        super().__init__(model=model, reason=f"completion does not fit the schema: {detail}")
+
+
+class RefusedCompletionError(LlmProviderError):
+    """The model refused to answer."""
+
+    def __init__(self, *, model: str, refusal: str) -> None:
+        self.refusal = refusal
+        super().__init__(model=model, reason=f"refused: {refusal}")
+
+
+class EmbeddingProviderError(RedstringError):
+    """The embedding model failed, or answered with the wrong count or shape."""
+
+    def __init__(self, *, model: str, reason: str) -> None:
+        self.model = model
+        self.reason = reason
+        super().__init__(f"embedding model {model!r}: {reason}")

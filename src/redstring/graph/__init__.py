@@ -1,0 +1,1 @@
+"""Graph storage: adapters implementing `redstring.ports.GraphStore`."""

@@ -1,0 +1,1 @@
+"""Graph store adapters, one module per backend."""

@@ -1,0 +1,256 @@
+"""The in-memory graph store: the reference implementation of `GraphStore`.
+
+Entities are frozen models; the store keeps its own copy of each one's
+`properties` and hands out a fresh copy on every read, so nothing a caller
+holds can reach what the store holds. Blocking keys and normalized names are
+indexed per tenant, so a key lookup touches only the entities that carry it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING, Self
+
+from redstring.domain.exceptions import MissingEntityError
+from redstring.domain.json_safety import copy_json
+from redstring.domain.normalization import normalize_name
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from redstring.domain.entity import Entity
+    from redstring.domain.ids import EntityId, RelationshipId, TenantId
+    from redstring.domain.relationship import Relationship
+
+
+def _copy_entity(entity: Entity) -> Entity:
+    return entity.model_copy(update={"properties": copy_json(entity.properties)})
+
+
+def _copy_relationship(relationship: Relationship) -> Relationship:
+    return relationship.model_copy(update={"properties": copy_json(relationship.properties)})
+
+
+def _by_id_string[T: (Entity, Relationship)](items: Iterable[T]) -> list[T]:
+    return sorted(items, key=lambda item: str(item.id))
+
+
+def _check_limit(limit: int | None) -> None:
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must not be negative, got {limit}")
+
+
+class _Tenant:
+    """One tenant's entities, relationships and indexes."""
+
+    __slots__ = ("adjacency", "by_key", "by_name", "entities", "relationships")
+
+    def __init__(self) -> None:
+        self.entities: dict[EntityId, Entity] = {}
+        self.by_key: defaultdict[str, set[EntityId]] = defaultdict(set)
+        self.by_name: defaultdict[str, set[EntityId]] = defaultdict(set)
+        self.relationships: dict[RelationshipId, Relationship] = {}
+        self.adjacency: defaultdict[EntityId, set[RelationshipId]] = defaultdict(set)
+
+    def put_entity(self, entity: Entity) -> None:
+        previous = self.entities.get(entity.id)
+        if previous is not None:
+            for key in previous.blocking_keys or ():
+                self._unindex(self.by_key, key, entity.id)
+            self._unindex(self.by_name, normalize_name(previous.name), entity.id)
+        self.entities[entity.id] = entity
+        for key in entity.blocking_keys or ():
+            self.by_key[key].add(entity.id)
+        self.by_name[normalize_name(entity.name)].add(entity.id)
+
+    def put_relationship(self, relationship: Relationship) -> None:
+        previous = self.relationships.get(relationship.id)
+        if previous is not None:
+            self.adjacency[previous.source_entity_id].discard(previous.id)
+            self.adjacency[previous.target_entity_id].discard(previous.id)
+        self.relationships[relationship.id] = relationship
+        self.adjacency[relationship.source_entity_id].add(relationship.id)
+        self.adjacency[relationship.target_entity_id].add(relationship.id)
+
+    @staticmethod
+    def _unindex(index: defaultdict[str, set[EntityId]], key: str, entity_id: EntityId) -> None:
+        members = index.get(key)
+        if members is not None:
+            members.discard(entity_id)
+            if not members:
+                del index[key]
+
+
+class InMemoryGraphStore:
+    """A `GraphStore` held in process memory, for tests and small jobs.
+
+    Keyed `(tenant_id, id)`; reads return copies; a batch is validated whole
+    before any of it is written. Not thread-safe: use it from one event loop.
+    """
+
+    def __init__(self) -> None:
+        self._tenants: dict[TenantId, _Tenant] = {}
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Nothing to release; present so every adapter has the same lifetime."""
+
+    def _tenant(self, tenant_id: TenantId) -> _Tenant:
+        tenant = self._tenants.get(tenant_id)
+        if tenant is None:
+            tenant = self._tenants[tenant_id] = _Tenant()
+        return tenant
+
+    # -- writes ---------------------------------------------------------------
+
+    async def upsert_entity(self, entity: Entity) -> None:
+        """Store a copy of `entity`, replacing any with the same `(tenant_id, id)`."""
+        self._tenant(entity.tenant_id).put_entity(_copy_entity(entity))
+
+    async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        """Store a copy of each entity; a later one with the same key wins."""
+        copies = [_copy_entity(entity) for entity in entities]
+        for entity in copies:
+            self._tenant(entity.tenant_id).put_entity(entity)
+
+    async def upsert_relationship(self, relationship: Relationship) -> None:
+        """Store the relationship; `MissingEntityError` if an endpoint is absent."""
+        await self.upsert_relationships([relationship])
+
+    async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+        """Store every relationship, or none if any endpoint is absent from its tenant."""
+        for relationship in relationships:
+            tenant = self._tenants.get(relationship.tenant_id)
+            for endpoint in (relationship.source_entity_id, relationship.target_entity_id):
+                if tenant is None or endpoint not in tenant.entities:
+                    raise MissingEntityError(entity_id=endpoint, tenant_id=relationship.tenant_id)
+        for relationship in relationships:
+            self._tenant(relationship.tenant_id).put_relationship(_copy_relationship(relationship))
+
+    async def delete_by_tenant(self, tenant_id: TenantId) -> int:
+        """Remove the tenant entirely; return how many entities it held."""
+        tenant = self._tenants.pop(tenant_id, None)
+        return 0 if tenant is None else len(tenant.entities)
+
+    # -- reads ----------------------------------------------------------------
+
+    async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
+        """A copy of the entity, or `None`."""
+        tenant = self._tenants.get(tenant_id)
+        entity = None if tenant is None else tenant.entities.get(entity_id)
+        return None if entity is None else _copy_entity(entity)
+
+    async def get_entities(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> list[Entity]:
+        """Copies of the entities held among `entity_ids`, each once, in request order."""
+        tenant = self._tenants.get(tenant_id)
+        if tenant is None:
+            return []
+        found: dict[EntityId, Entity] = {}
+        for entity_id in entity_ids:
+            entity = tenant.entities.get(entity_id)
+            if entity is not None and entity_id not in found:
+                found[entity_id] = _copy_entity(entity)
+        return list(found.values())
+
+    async def find_entities(
+        self,
+        tenant_id: TenantId,
+        *,
+        name: str | None = None,
+        entity_type: str | None = None,
+        limit: int | None = None,
+    ) -> list[Entity]:
+        """Entities matching the normalized `name` and/or exact `entity_type`, by id."""
+        _check_limit(limit)
+        tenant = self._tenants.get(tenant_id)
+        if tenant is None:
+            return []
+        if name is None:
+            candidates: Iterable[Entity] = tenant.entities.values()
+        else:
+            ids = tenant.by_name.get(normalize_name(name), set())
+            candidates = (tenant.entities[entity_id] for entity_id in ids)
+        matches = _by_id_string(
+            entity
+            for entity in candidates
+            if entity_type is None or entity.entity_type == entity_type
+        )
+        return [_copy_entity(entity) for entity in matches[:limit]]
+
+    async def find_by_blocking_key(self, key: str, tenant_id: TenantId) -> list[Entity]:
+        """Copies of every entity carrying `key`, ordered by `str(id)`."""
+        return (await self.find_by_blocking_keys([key], tenant_id))[key]
+
+    async def find_by_blocking_keys(
+        self, keys: Sequence[str], tenant_id: TenantId
+    ) -> dict[str, list[Entity]]:
+        """Copies of the entities under each requested key; every key is present."""
+        tenant = self._tenants.get(tenant_id)
+        if tenant is None:
+            return {key: [] for key in keys}
+        result: dict[str, list[Entity]] = {}
+        for key in keys:
+            held = (tenant.entities[entity_id] for entity_id in tenant.by_key.get(key, ()))
+            result[key] = [_copy_entity(entity) for entity in _by_id_string(held)]
+        return result
+
+    async def get_relationship(
+        self, relationship_id: RelationshipId, tenant_id: TenantId
+    ) -> Relationship | None:
+        """A copy of the relationship, or `None`."""
+        tenant = self._tenants.get(tenant_id)
+        relationship = None if tenant is None else tenant.relationships.get(relationship_id)
+        return None if relationship is None else _copy_relationship(relationship)
+
+    async def get_relationships(
+        self,
+        entity_id: EntityId,
+        tenant_id: TenantId,
+        *,
+        relationship_type: str | None = None,
+    ) -> list[Relationship]:
+        """Copies of the relationships touching the entity, ordered by `str(id)`."""
+        tenant = self._tenants.get(tenant_id)
+        if tenant is None:
+            return []
+        touching = (
+            tenant.relationships[relationship_id]
+            for relationship_id in tenant.adjacency.get(entity_id, ())
+        )
+        return [
+            _copy_relationship(relationship)
+            for relationship in _by_id_string(touching)
+            if relationship_type is None or relationship.relationship_type == relationship_type
+        ]
+
+    async def neighbors(
+        self, entity_id: EntityId, tenant_id: TenantId, *, depth: int = 1
+    ) -> list[Entity]:
+        """Copies of the entities within `depth` hops, by hop count then `str(id)`."""
+        if depth < 1:
+            raise ValueError(f"depth must be at least 1, got {depth}")
+        tenant = self._tenants.get(tenant_id)
+        if tenant is None:
+            return []
+        seen = {entity_id}
+        frontier = [entity_id]
+        found: list[Entity] = []
+        for _ in range(depth):
+            layer: set[EntityId] = set()
+            for current in frontier:
+                for relationship_id in tenant.adjacency.get(current, ()):
+                    relationship = tenant.relationships[relationship_id]
+                    for other in (relationship.source_entity_id, relationship.target_entity_id):
+                        if other not in seen:
+                            layer.add(other)
+            seen |= layer
+            found.extend(_by_id_string(tenant.entities[other] for other in layer))
+            frontier = list(layer)
+        return [_copy_entity(entity) for entity in found]

@@ -1,0 +1,1 @@
+"""Language and embedding models: adapters implementing `LlmProvider` and `EmbeddingProvider`."""

@@ -1,0 +1,1 @@
+"""Model adapters, one module per backend; the fakes stand in for real models in tests."""

@@ -1,0 +1,30 @@
+"""The ports: what redstring needs from the outside world, as Protocols.
+
+Each store port is composed of narrower capability protocols (reader, writer,
+purge) so that a caller can annotate only what it uses.
+"""
+
+from redstring.ports.embedding import EmbeddingProvider
+from redstring.ports.graph_store import (
+    GraphPurge,
+    GraphReader,
+    GraphStore,
+    GraphWriter,
+)
+from redstring.ports.lifetime import AsyncClosable
+from redstring.ports.llm import LlmProvider
+from redstring.ports.vector_store import VectorPurge, VectorReader, VectorStore, VectorWriter
+
+__all__ = [
+    "AsyncClosable",
+    "EmbeddingProvider",
+    "GraphPurge",
+    "GraphReader",
+    "GraphStore",
+    "GraphWriter",
+    "LlmProvider",
+    "VectorPurge",
+    "VectorReader",
+    "VectorStore",
+    "VectorWriter",
+]

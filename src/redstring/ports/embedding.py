@@ -1,0 +1,34 @@
+"""The embedding model port."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+@runtime_checkable
+class EmbeddingProvider(Protocol):
+    """Turns texts into vectors of one constant dimension."""
+
+    @property
+    def model(self) -> str:
+        """The model's name, as reported in errors and events."""
+        ...
+
+    @property
+    def dimension(self) -> int:
+        """The length of every vector this provider returns. Constant."""
+        ...
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, **in input order** -- the order is the contract.
+
+        `[]` for `[]`, without calling the model.
+
+        Raises:
+            EmbeddingProviderError: the model failed, or answered with the
+                wrong number of vectors or a vector of the wrong length.
+        """
+        ...

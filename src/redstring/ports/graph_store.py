@@ -1,0 +1,130 @@
+"""The graph store port.
+
+Keyed `(tenant_id, id)`, read-your-writes, and never crosses tenants: two
+tenants may hold the same entity id and each sees only its own. Reads return
+copies, so a caller can never mutate what the store holds.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from redstring.domain.entity import Entity
+    from redstring.domain.ids import EntityId, RelationshipId, TenantId
+    from redstring.domain.relationship import Relationship
+
+
+@runtime_checkable
+class GraphReader(Protocol):
+    """Reads entities and relationships."""
+
+    async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
+        """The entity, or `None` when the tenant holds no such id."""
+        ...
+
+    async def get_entities(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> list[Entity]:
+        """The entities the tenant holds among `entity_ids`, in one round trip.
+
+        Missing ids are omitted; the order is unspecified, so key the result
+        by `Entity.id` rather than zipping it with the request.
+        """
+        ...
+
+    async def find_entities(
+        self,
+        tenant_id: TenantId,
+        *,
+        name: str | None = None,
+        entity_type: str | None = None,
+        limit: int | None = None,
+    ) -> list[Entity]:
+        """Entities whose normalized name and/or type match exactly.
+
+        `name` is compared after `normalize_name` on both sides; `entity_type`
+        exactly. Ordered by `str(id)`; `limit` must not be negative.
+        """
+        ...
+
+    async def find_by_blocking_key(self, key: str, tenant_id: TenantId) -> list[Entity]:
+        """Every entity of the tenant carrying `key` among its blocking keys."""
+        ...
+
+    async def find_by_blocking_keys(
+        self, keys: Sequence[str], tenant_id: TenantId
+    ) -> dict[str, list[Entity]]:
+        """Entities per requested key, in one round trip.
+
+        Every requested key is present in the result, `[]` when nothing
+        carries it; an entity carrying several requested keys appears under
+        each. Within a key, entities are ordered by `str(id)`.
+        """
+        ...
+
+    async def get_relationship(
+        self, relationship_id: RelationshipId, tenant_id: TenantId
+    ) -> Relationship | None:
+        """The relationship, or `None`."""
+        ...
+
+    async def get_relationships(
+        self,
+        entity_id: EntityId,
+        tenant_id: TenantId,
+        *,
+        relationship_type: str | None = None,
+    ) -> list[Relationship]:
+        """Relationships with the entity at either end, ordered by `str(id)`."""
+        ...
+
+    async def neighbors(
+        self, entity_id: EntityId, tenant_id: TenantId, *, depth: int = 1
+    ) -> list[Entity]:
+        """Entities within `depth` hops, either direction, excluding the start.
+
+        Ordered by hop count, then `str(id)`. `depth` must be at least 1.
+        """
+        ...
+
+
+@runtime_checkable
+class GraphWriter(Protocol):
+    """Writes entities and relationships."""
+
+    async def upsert_entity(self, entity: Entity) -> None:
+        """Store the entity, replacing any with the same `(tenant_id, id)`."""
+        ...
+
+    async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        """Store every entity; a later one with the same key wins."""
+        ...
+
+    async def upsert_relationship(self, relationship: Relationship) -> None:
+        """Store the relationship.
+
+        Raises:
+            MissingEntityError: an endpoint is not in the relationship's tenant.
+        """
+        ...
+
+    async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+        """Store every relationship, or none of them if any endpoint is missing."""
+        ...
+
+
+@runtime_checkable
+class GraphPurge(Protocol):
+    """Removes a whole tenant."""
+
+    async def delete_by_tenant(self, tenant_id: TenantId) -> int:
+        """Remove every entity and relationship of the tenant; return the entity count."""
+        ...
+
+
+@runtime_checkable
+class GraphStore(GraphReader, GraphWriter, GraphPurge, Protocol):
+    """Every graph store capability together."""

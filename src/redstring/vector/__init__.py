@@ -1,0 +1,1 @@
+"""Vector storage: adapters implementing `redstring.ports.VectorStore`."""
