@@ -11,7 +11,10 @@ from redstring.domain.blocking import (
     blocking_keys_for,
     entity_type_key,
     prefix_key,
+    prefix_key_for_name,
+    query_blocking_keys,
     soundex_key,
+    soundex_key_for_name,
 )
 from redstring.domain.entity import Entity
 from tests.factories import make_entity
@@ -160,3 +163,66 @@ def test_names_equal_after_normalization_share_every_key(name: str, entity_type:
         assert blocking_keys_for(entity(shouting, entity_type)) == blocking_keys_for(
             entity(name, entity_type)
         )
+
+
+def test_prefix_key_for_name_agrees_with_the_entity_form() -> None:
+    """The two spellings are one function; a copy is how they drift."""
+    entity = make_entity(name="Ada Lovelace")
+    assert prefix_key_for_name("Ada Lovelace") == prefix_key(entity)
+
+
+def test_soundex_key_for_name_agrees_with_the_entity_form() -> None:
+    entity = make_entity(name="Ada Lovelace")
+    assert soundex_key_for_name("Ada Lovelace") == soundex_key(entity)
+
+
+def test_soundex_key_for_name_is_none_when_nothing_can_be_coded() -> None:
+    """Same empty case as the entity form: digits code to nothing."""
+    assert soundex_key_for_name("12345") is None
+
+
+def test_query_blocking_keys_carries_prefix_and_soundex() -> None:
+    keys = query_blocking_keys("Ada Lovelace")
+    assert prefix_key_for_name("Ada Lovelace") in keys
+    assert soundex_key_for_name("Ada Lovelace") in keys
+
+
+def test_query_blocking_keys_never_carries_a_type_key() -> None:
+    """A type key blocks an entire type -- often the whole tenant.
+
+    The type key exists so an entity is never unblockable. As a *query* key it
+    is the opposite: it matches every entity of that type, so candidate
+    generation would degrade into a full scan the moment a query happened to
+    share a type. `entity_types` is applied as a filter, not as a key.
+    """
+    keys = query_blocking_keys("Ada Lovelace")
+    assert not any(key.startswith("t:") for key in keys)
+
+
+def test_query_blocking_keys_drops_an_absent_soundex() -> None:
+    """A query that codes to nothing yields the prefix key alone, not a None."""
+    assert query_blocking_keys("12345") == [prefix_key_for_name("12345")]
+
+
+def test_query_blocking_keys_has_no_duplicates() -> None:
+    """`find_by_blocking_keys` keys its result by key; a repeat is a wasted query."""
+    keys = query_blocking_keys("Ada Lovelace")
+    assert len(keys) == len(set(keys))
+
+
+@given(st.text(max_size=30))
+@example("12345")
+@example("Ada Lovelace")
+@example("")
+@example("   ")
+def test_query_blocking_keys_is_the_prefix_key_then_the_soundex_key_when_there_is_one(
+    query: str,
+) -> None:
+    """The exact answer, so a dropped, added or reordered key is caught.
+
+    `test_query_blocking_keys_has_no_duplicates` cannot fail while the `p:` and
+    `s:` namespaces differ; this pins what the function returns instead.
+    """
+    soundex = soundex_key_for_name(query)
+    expected = [prefix_key_for_name(query)] + ([soundex] if soundex is not None else [])
+    assert query_blocking_keys(query) == expected
