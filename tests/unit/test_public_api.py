@@ -31,6 +31,11 @@ PINNED_ENUMS: dict[str, dict[str, str]] = {
         "MANUAL": "manual",
         "HYBRID": "hybrid",
     },
+    "redstring.domain.retrieval.RetrievalMode": {
+        "SEMANTIC": "semantic",
+        "LEXICAL": "lexical",
+        "HYBRID": "hybrid",
+    },
     "redstring.domain.blocking.BlockingKeyStrategy": {
         "PREFIX": "prefix",
         "ENTITY_TYPE": "entity_type",
