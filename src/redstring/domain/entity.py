@@ -5,7 +5,14 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 from redstring.domain.ids import EntityId, SourceId, TenantId  # noqa: TC001 - pydantic needs them
 from redstring.domain.json_safety import check_json, check_text
@@ -81,6 +88,12 @@ class Entity(BaseModel):
     @classmethod
     def _properties_are_storable(cls, value: dict[str, Any]) -> dict[str, Any]:
         return check_json(value, field="properties")
+
+    @field_serializer("blocking_keys", when_used="json")
+    def _keys_in_order(self, value: frozenset[str] | None) -> list[str] | None:
+        # A frozenset iterates in hash order, which differs between processes;
+        # sorted, the same entity always serializes to the same bytes.
+        return None if value is None else sorted(value)
 
     @field_validator("blocking_keys")
     @classmethod

@@ -175,3 +175,10 @@ def test_the_factory_tenants_are_distinct_and_default_is_tenant() -> None:
     assert TENANT != OTHER_TENANT
     assert make_entity().tenant_id == TENANT
     assert make_entity(tenant_id=OTHER_TENANT).tenant_id == OTHER_TENANT
+
+
+def test_blocking_keys_serialize_to_json_in_sorted_order_so_bytes_are_stable() -> None:
+    """A frozenset iterates in hash order, which changes between processes."""
+    entity = make_entity(blocking_keys=frozenset({"s:A341", "p:ada l", "t:person"}))
+    assert '"blocking_keys":["p:ada l","s:A341","t:person"]' in entity.model_dump_json()
+    assert Entity.model_validate_json(entity.model_dump_json()) == entity
