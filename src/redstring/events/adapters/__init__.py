@@ -1,0 +1,1 @@
+"""Event log adapters, one module per backend."""

@@ -1,0 +1,68 @@
+"""The event log port: an append-only, totally ordered record of events.
+
+The log, not any store, is the record of what was extracted; the stores are
+projections of it and are rebuilt by replaying it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from redstring.events.models import Event  # noqa: TC001 - pydantic needs it at runtime
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from redstring.domain.ids import TenantId
+
+
+class StoredEvent(BaseModel):
+    """An event as the log holds it: its 1-based sequence number and the event."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sequence: int = Field(ge=1)
+    event: Event
+
+
+@runtime_checkable
+class EventLog(Protocol):
+    """Append-only and totally ordered; an event is held at most once.
+
+    Sequence numbers start at 1 and strictly increase across the whole log,
+    every tenant together. An event whose `event_id` the log already holds is
+    refused, so the log never records one fact twice. Reads return copies.
+    """
+
+    async def append(self, event: Event) -> int:
+        """Record the event; return its sequence number.
+
+        Raises:
+            ValueError: the log already holds an event with this `event_id`.
+        """
+        ...
+
+    async def append_many(self, events: Sequence[Event]) -> list[int]:
+        """Record every event, in order, or none of them; return their sequence numbers.
+
+        Raises:
+            ValueError: an `event_id` is already held, or repeats in `events`.
+        """
+        ...
+
+    async def read(self, *, after: int = 0, tenant_id: TenantId | None = None) -> list[StoredEvent]:
+        """Every event with a sequence number above `after`, in sequence order.
+
+        `tenant_id` keeps only that tenant's events (their sequence numbers
+        unchanged); `None` keeps every tenant's.
+
+        Raises:
+            ValueError: `after` is negative.
+        """
+        ...
+
+    async def last_sequence(self) -> int:
+        """The sequence number of the last event recorded; 0 when the log is empty."""
+        ...

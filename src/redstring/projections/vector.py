@@ -1,0 +1,36 @@
+"""The vector projection: folds `EntitiesEmbedded` events into a vector store."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from redstring.domain.exceptions import DimensionMismatchError
+from redstring.events.models import EntitiesEmbedded
+
+if TYPE_CHECKING:
+    from redstring.events.models import Event
+    from redstring.ports.vector_store import VectorStore
+
+
+class VectorProjection:
+    """Writes each embedding event's vectors, in one batch per event.
+
+    Idempotent: the writes are upserts keyed `(tenant_id, entity_id)`. The
+    store is a whole `VectorStore` because the projection needs its
+    `dimension` as well as its writes.
+    """
+
+    def __init__(self, store: VectorStore) -> None:
+        self._store = store
+
+    async def apply(self, event: Event) -> None:
+        """Fold one event into the store; events of other kinds are ignored.
+
+        Raises:
+            DimensionMismatchError: the event's vectors are not of the store's
+                dimension; nothing is written.
+        """
+        if isinstance(event, EntitiesEmbedded):
+            if event.dimension != self._store.dimension:
+                raise DimensionMismatchError(expected=self._store.dimension, actual=event.dimension)
+            await self._store.upsert_many(event.records)
