@@ -1,0 +1,224 @@
+"""The top layer: `build_graph`, the one place a document's collaborators meet.
+
+`extraction` may not import `projections`, and the store packages may not
+import each other or `llm`, so nothing below can hold a model, a graph store
+and a vector store together. See ADR 0007.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import Enum
+from typing import TYPE_CHECKING, Final
+from uuid import uuid4
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from redstring.domain.exceptions import (
+    DimensionMismatchError,
+    EmbeddingProviderError,
+    PartialExtractionError,
+)
+from redstring.domain.vector import VectorRecord
+from redstring.events.adapters.memory import InMemoryEventLog
+from redstring.events.models import DocumentExtracted, EntitiesEmbedded
+from redstring.extraction.domains import DEFAULT_DOMAIN, classify_domain, get_domain
+from redstring.extraction.pipeline import ExtractionPipeline
+from redstring.projections.graph import GraphProjection
+from redstring.projections.vector import VectorProjection
+
+if TYPE_CHECKING:
+    from redstring.domain.entity import Entity
+    from redstring.domain.ids import TenantId
+    from redstring.domain.source import SourceDocument
+    from redstring.events.log import EventLog
+    from redstring.events.models import Event
+    from redstring.extraction.chunking import Chunker
+    from redstring.ports.embedding import EmbeddingProvider
+    from redstring.ports.graph_store import GraphStore
+    from redstring.ports.llm import LlmProvider
+    from redstring.ports.vector_store import VectorStore
+
+
+class AutoDomain(Enum):
+    """The type of `AUTO`: let the model choose the domain."""
+
+    AUTO = "auto"
+
+    def __repr__(self) -> str:
+        return "AUTO"
+
+
+#: Pass as `domain=` to classify the document with one model call first.
+AUTO: Final = AutoDomain.AUTO
+
+
+class GraphBuildReport(BaseModel):
+    """What one `build_graph` call did.
+
+    `entities` and `relationships` count what was written; `chunks` counts
+    every chunk and `failed_chunks` those the model failed on (written only
+    when the caller allowed it). `dropped_rows` counts model rows that failed
+    validation; `unresolved_relationships` those whose ends named no
+    extracted entity. `embedded` counts vectors written (0 without an
+    embedding provider). `domain` is the domain id used, and
+    `domain_confidence` the classifier's confidence (1.0 when chosen by the
+    caller, 0.0 when `AUTO` fell back to the default).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    entities: int
+    relationships: int
+    chunks: int
+    failed_chunks: int
+    dropped_rows: int
+    unresolved_relationships: int
+    embedded: int
+    domain: str
+    domain_confidence: float = Field(ge=0.0, le=1.0)
+
+
+async def build_graph(
+    document: SourceDocument,
+    *,
+    provider: LlmProvider,
+    store: GraphStore,
+    tenant_id: TenantId,
+    domain: str | AutoDomain | None = None,
+    chunker: Chunker | None = None,
+    skip_failed_chunks: bool = False,
+    allow_partial: bool = False,
+    embedding_provider: EmbeddingProvider | None = None,
+    vector_store: VectorStore | None = None,
+    event_log: EventLog | None = None,
+    concurrency: int = 1,
+) -> GraphBuildReport:
+    """Extract `document` into `tenant_id`'s graph, and embed its entity names.
+
+    Chunks the text, extracts each chunk through `provider` with the
+    domain's prompt (`None` is the general domain, `AUTO` asks the model
+    first), maps and merges the answers, then records a `DocumentExtracted`
+    event and projects it into `store`. With `embedding_provider` and
+    `vector_store`, entity names are embedded and an `EntitiesEmbedded`
+    event is projected into `vector_store`, each vector carrying
+    `metadata={"entity_type": ...}`. Events go to `event_log` when given, so
+    that `replay` can rebuild either store.
+
+    Everything that can fail runs before the first write: a failed chunk or
+    embedding leaves both stores untouched. Ids are deterministic, so building
+    the same document again leaves the stores as they were.
+
+    Raises:
+        ValueError: only one of `embedding_provider` and `vector_store` given,
+            or `concurrency < 1`.
+        DimensionMismatchError: their dimensions differ.
+        UnknownDomainError: `domain` names no bundled domain.
+        PartialExtractionError: some chunks failed, and neither
+            `skip_failed_chunks` nor `allow_partial` says to keep the rest.
+        LlmProviderError: every chunk failed (the first chunk's error, such
+            as `MalformedCompletionError` naming the model), unless
+            `allow_partial`, which keeps whatever was extracted, even nothing.
+        EmbeddingProviderError: the embedding model failed.
+    """
+    if (embedding_provider is None) != (vector_store is None):
+        raise ValueError("embedding_provider and vector_store go together: pass both or neither")
+    if (
+        embedding_provider is not None
+        and vector_store is not None
+        and embedding_provider.dimension != vector_store.dimension
+    ):
+        raise DimensionMismatchError(
+            expected=vector_store.dimension, actual=embedding_provider.dimension
+        )
+    pipeline = ExtractionPipeline(provider, chunker=chunker, concurrency=concurrency)
+
+    if domain is AUTO:
+        classification = await classify_domain(document.text, provider)
+        domain_id, confidence = classification.domain_id, classification.confidence
+    else:
+        domain_id, confidence = domain or DEFAULT_DOMAIN, 1.0
+    prompt = get_domain(domain_id)
+
+    result = await pipeline.run(document, tenant_id=tenant_id, system_prompt=prompt.system_prompt)
+    failed = len(result.failed_chunks)
+    if failed and not allow_partial:
+        first = result.failed_chunks[0].error
+        if failed == result.chunks:
+            raise first
+        if not skip_failed_chunks:
+            raise PartialExtractionError(
+                source_id=document.id, failed_chunks=failed, total_chunks=result.chunks
+            ) from first
+
+    now = datetime.now(UTC)
+    events: list[Event] = [
+        DocumentExtracted(
+            event_id=uuid4(),
+            tenant_id=tenant_id,
+            source_id=document.id,
+            occurred_at=now,
+            domain=prompt.id,
+            model=provider.model,
+            entities=result.entities,
+            relationships=result.relationships,
+        )
+    ]
+    records: tuple[VectorRecord, ...] = ()
+    if embedding_provider is not None and vector_store is not None and result.entities:
+        records = await _embed(result.entities, embedding_provider, tenant_id)
+        events.append(
+            EntitiesEmbedded(
+                event_id=uuid4(),
+                tenant_id=tenant_id,
+                occurred_at=now,
+                model=embedding_provider.model,
+                dimension=embedding_provider.dimension,
+                records=records,
+            )
+        )
+
+    log = event_log if event_log is not None else InMemoryEventLog()
+    await log.append_many(events)
+    graph = GraphProjection(store)
+    vectors = VectorProjection(vector_store) if vector_store is not None else None
+    for event in events:
+        await graph.apply(event)
+        if vectors is not None:
+            await vectors.apply(event)
+
+    return GraphBuildReport(
+        entities=len(result.entities),
+        relationships=len(result.relationships),
+        chunks=result.chunks,
+        failed_chunks=failed,
+        dropped_rows=result.dropped_rows,
+        unresolved_relationships=result.unresolved_relationships,
+        embedded=len(records),
+        domain=prompt.id,
+        domain_confidence=confidence,
+    )
+
+
+async def _embed(
+    entities: tuple[Entity, ...], provider: EmbeddingProvider, tenant_id: TenantId
+) -> tuple[VectorRecord, ...]:
+    """One record per entity: its name's vector, tagged with its type."""
+    vectors = await provider.embed([entity.name for entity in entities])
+    if len(vectors) != len(entities):
+        raise EmbeddingProviderError(
+            model=provider.model,
+            reason=f"returned {len(vectors)} vectors for {len(entities)} texts",
+        )
+    for vector in vectors:
+        if len(vector) != provider.dimension:
+            raise DimensionMismatchError(expected=provider.dimension, actual=len(vector))
+    return tuple(
+        VectorRecord(
+            entity_id=entity.id,
+            tenant_id=tenant_id,
+            vector=vector,
+            metadata={"entity_type": entity.entity_type},
+        )
+        for entity, vector in zip(entities, vectors, strict=True)
+    )
