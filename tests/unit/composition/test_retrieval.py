@@ -1,0 +1,424 @@
+"""The composed retrieval surface."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from uuid import UUID
+
+import pytest
+
+from redstring import (
+    DimensionMismatchError,
+    Entity,
+    EntityId,
+    FakeEmbeddingProvider,
+    GraphReader,
+    InMemoryGraphStore,
+    InMemoryVectorStore,
+)
+from redstring.composition import Retriever
+from redstring.domain.blocking import prefix_key_for_name, soundex_key_for_name
+from redstring.domain.retrieval import RetrievalMode
+from tests.factories import OTHER_TENANT, TENANT, make_entity
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from redstring import RelationshipId, TenantId
+    from redstring.domain.relationship import Relationship
+
+#: A realistic dimension: a check written with `is not` passes at 8 and
+#: rejects everything real at 768.
+DIMENSION = 384
+
+
+def entity_id(n: int) -> EntityId:
+    """A fixed id whose string order is its number's order."""
+    return EntityId(UUID(int=n))
+
+
+class Stores:
+    """The three collaborators, real in-memory adapters, and a way to fill them."""
+
+    def __init__(self) -> None:
+        self.embeddings = FakeEmbeddingProvider(dimension=DIMENSION)
+        self.vectors = InMemoryVectorStore(dimension=DIMENSION)
+        self.graph = InMemoryGraphStore()
+
+    async def add(self, *entities: Entity, graph: bool = True, vector: bool = True) -> None:
+        """Store each entity and/or the vector of its name, tagged with its type."""
+        if graph:
+            await self.graph.upsert_entities(entities)
+        if vector:
+            vectors = await self.embeddings.embed([entity.name for entity in entities])
+            for entity, each in zip(entities, vectors, strict=True):
+                await self.vectors.upsert(
+                    entity.id, each, entity.tenant_id, metadata={"entity_type": entity.entity_type}
+                )
+
+    def retriever(self, graph: GraphReader | None = None) -> Retriever:
+        return Retriever(
+            embeddings=self.embeddings,
+            vectors=self.vectors,
+            graph=graph if graph is not None else self.graph,
+        )
+
+
+async def test_an_exact_name_is_retrieved() -> None:
+    stores = Stores()
+    ada = make_entity(name="Ada Lovelace")
+    await stores.add(ada, make_entity(name="Charles Babbage"))
+    result = await stores.retriever().retrieve("Ada Lovelace", TENANT)
+    assert result.query == "Ada Lovelace"
+    assert result.matches[0].entity == ada
+    assert result.matches[0].semantic == pytest.approx(1.0)
+    assert result.matches[0].lexical == 1.0
+
+
+async def test_a_misspelling_is_retrieved_by_the_lexical_channel() -> None:
+    stores = Stores()
+    babbage = make_entity(name="Charles Babbage")
+    await stores.add(babbage, make_entity(name="Ada Lovelace"))
+    result = await stores.retriever().retrieve("Charles Babage", TENANT)
+    assert result.matches[0].entity == babbage
+    assert result.matches[0].lexical is not None
+    assert result.matches[0].lexical > 0.9
+
+
+async def test_two_tenants_holding_the_same_entity_id_never_cross() -> None:
+    """The composite-key case, forced rather than hoped for.
+
+    Ids come from `uuid4()` everywhere else in this repo and never collide, so
+    a `(tenant_id, id)` key compared on `id` alone survives every natural
+    test. CLAUDE.md records this firing anyway, in a fix round that cited the
+    rule. Both tenants get the *same* `EntityId` with different names; each
+    retrieve must see only its own.
+    """
+    stores = Stores()
+    mine = make_entity(id=entity_id(1), name="Ada Lovelace")
+    theirs = make_entity(id=entity_id(1), name="Ada Lovelock", tenant_id=OTHER_TENANT)
+    await stores.add(mine)
+    await stores.add(theirs)
+    retriever = stores.retriever()
+    for tenant, expected in ((TENANT, mine), (OTHER_TENANT, theirs)):
+        result = await retriever.retrieve("Ada Lovelace", tenant)
+        assert [match.entity for match in result.matches] == [expected]
+
+
+async def test_a_vector_match_whose_entity_the_graph_lacks_is_skipped() -> None:
+    """The two stores are independent projections and lag independently.
+
+    Write the vector and not the entity. The result must omit it, must not
+    raise, and must not backfill to `k` from further down -- backfilling would
+    hide a projection that had fallen badly behind.
+    """
+    stores = Stores()
+    present = make_entity(id=entity_id(2), name="Ada Lovelace")
+    dangling = make_entity(id=entity_id(1), name="Ada Lovelace", entity_type="ghost")
+    await stores.add(present)
+    await stores.add(dangling, graph=False)
+    result = await stores.retriever().retrieve("Ada Lovelace", TENANT, mode=RetrievalMode.SEMANTIC)
+    assert [match.entity for match in result.matches] == [present]
+
+
+async def test_a_skipped_dangling_match_is_not_backfilled() -> None:
+    """Distinct from the test above: this one asserts the *count*.
+
+    The plan's version (SEMANTIC, three vectors, one dangling, `k=3`) cannot
+    fail: no channel is ever longer than `k`, so there is nothing to backfill
+    from. Here HYBRID with `k=1` gives the fusion two candidates at rank 1 --
+    the dangling id on the semantic channel, a present entity on the lexical
+    one -- and the tie-break puts the dangling id first. Skipping it must leave
+    nothing; a version that topped up to `k` returns the present entity.
+    """
+    stores = Stores()
+    dangling = make_entity(id=entity_id(1), name="Ada Lovelace")
+    present = make_entity(id=entity_id(2), name="Ada Lovelac")
+    await stores.add(dangling, graph=False)
+    await stores.add(present, vector=False)
+    result = await stores.retriever().retrieve("Ada Lovelace", TENANT, k=1)
+    assert result.matches == []
+
+
+async def test_the_lexical_channel_scores_a_candidate_after_a_zero_scoring_one() -> None:
+    """A bad row followed by a good one.
+
+    On a one-element remainder `break` and `continue` are the same function,
+    so the arrangement is deliberate: a zero-scoring candidate carries *both*
+    query keys, so it is met again -- as a repeat -- at the head of the second
+    key's group, just before the strong candidate that carries only that key.
+    A loop that stops there instead of skipping the repeat drops the answer.
+    """
+    query = "Ada Lovelace"
+    prefix, soundex = prefix_key_for_name(query), soundex_key_for_name(query)
+    assert soundex is not None
+    weak = make_entity(id=entity_id(1), name="Quux", blocking_keys=frozenset({prefix, soundex}))
+    strong = make_entity(id=entity_id(2), name="Ada Lovelace", blocking_keys=frozenset({soundex}))
+    stores = Stores()
+    await stores.add(weak, strong, vector=False)
+    result = await stores.retriever().retrieve(query, TENANT, mode=RetrievalMode.LEXICAL)
+    assert [match.entity for match in result.matches] == [strong, weak]
+    assert [match.lexical for match in result.matches] == [1.0, 0.0]
+
+
+async def test_entity_types_filters_the_lexical_channel_before_k_is_applied() -> None:
+    """Filter-before-k, the defect `ports/vector_store.py` calls out by name.
+
+    `k=1` with one non-matching candidate ranked above one matching candidate.
+    Truncating first then filtering returns nothing while a match exists.
+    """
+    stores = Stores()
+    ship = make_entity(name="Ada Lovelace", entity_type="ship")
+    person = make_entity(name="Ada Lovelac", entity_type="person")
+    await stores.add(ship, person, vector=False)
+    result = await stores.retriever().retrieve(
+        "Ada Lovelace", TENANT, k=1, mode=RetrievalMode.LEXICAL, entity_types=["person"]
+    )
+    assert [match.entity for match in result.matches] == [person]
+
+
+async def test_a_type_filter_finds_the_same_entity_through_both_channels() -> None:
+    """Vectors carry `metadata["entity_type"]`; both channels compare it exactly."""
+    stores = Stores()
+    engine = make_entity(name="Analytical Engine", entity_type="machine")
+    await stores.add(engine, make_entity(name="Analytical Engine", entity_type="Machine"))
+    retriever = stores.retriever()
+    for mode in RetrievalMode:
+        result = await retriever.retrieve(
+            "Analytical Engine", TENANT, mode=mode, entity_types=["machine"]
+        )
+        assert [match.entity for match in result.matches] == [engine], mode
+
+
+async def test_a_result_reports_both_component_scores_when_both_channels_ranked() -> None:
+    stores = Stores()
+    ada = make_entity(name="Ada Lovelace")
+    await stores.add(ada)
+    [match] = (await stores.retriever().retrieve("Ada Lovelace", TENANT)).matches
+    assert match.semantic == pytest.approx(1.0)
+    assert match.lexical == 1.0
+    assert match.score == pytest.approx(2 / 61)
+
+
+async def test_a_semantic_only_mode_leaves_lexical_none() -> None:
+    """`None` is the claim that the channel did not rank it -- see the type."""
+    stores = Stores()
+    await stores.add(make_entity(name="Ada Lovelace"))
+    result = await stores.retriever().retrieve("Ada Lovelace", TENANT, mode=RetrievalMode.SEMANTIC)
+    assert [match.lexical for match in result.matches] == [None]
+    assert result.matches[0].semantic is not None
+
+
+async def test_a_lexical_only_mode_makes_no_embedding_call() -> None:
+    """The fake counts its calls; assert the count is zero.
+
+    A mode that embedded anyway would be correct in its output and would cost
+    a paid round trip per query -- invisible to every assertion about results.
+    """
+    stores = Stores()
+    await stores.add(make_entity(name="Ada Lovelace"), vector=False)
+    result = await stores.retriever().retrieve("Ada Lovelace", TENANT, mode=RetrievalMode.LEXICAL)
+    assert stores.embeddings.calls == ()
+    assert [match.semantic for match in result.matches] == [None]
+
+
+class RevalidatingGraph:
+    """A `GraphReader` whose reads return equal but distinct objects.
+
+    Permitted adapter behaviour that no port forbids: a database adapter
+    builds new objects from rows on every read.
+    """
+
+    def __init__(self, inner: InMemoryGraphStore) -> None:
+        self._inner = inner
+
+    @staticmethod
+    def _fresh(entities: Sequence[Entity]) -> list[Entity]:
+        return [Entity.model_validate(entity.model_dump()) for entity in entities]
+
+    async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
+        found = await self._inner.get_entity(entity_id, tenant_id)
+        return None if found is None else self._fresh([found])[0]
+
+    async def get_entities(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> list[Entity]:
+        return self._fresh(await self._inner.get_entities(entity_ids, tenant_id))
+
+    async def find_entities(
+        self,
+        tenant_id: TenantId,
+        *,
+        name: str | None = None,
+        entity_type: str | None = None,
+        limit: int | None = None,
+    ) -> list[Entity]:
+        return self._fresh(
+            await self._inner.find_entities(
+                tenant_id, name=name, entity_type=entity_type, limit=limit
+            )
+        )
+
+    async def find_by_blocking_key(self, key: str, tenant_id: TenantId) -> list[Entity]:
+        return self._fresh(await self._inner.find_by_blocking_key(key, tenant_id))
+
+    async def find_by_blocking_keys(
+        self, keys: Sequence[str], tenant_id: TenantId
+    ) -> dict[str, list[Entity]]:
+        found = await self._inner.find_by_blocking_keys(keys, tenant_id)
+        return {key: self._fresh(entities) for key, entities in found.items()}
+
+    async def get_relationship(
+        self, relationship_id: RelationshipId, tenant_id: TenantId
+    ) -> Relationship | None:
+        return await self._inner.get_relationship(relationship_id, tenant_id)
+
+    async def get_relationships(
+        self, entity_id: EntityId, tenant_id: TenantId, *, relationship_type: str | None = None
+    ) -> list[Relationship]:
+        return await self._inner.get_relationships(
+            entity_id, tenant_id, relationship_type=relationship_type
+        )
+
+    async def neighbors(
+        self, entity_id: EntityId, tenant_id: TenantId, *, depth: int = 1
+    ) -> list[Entity]:
+        return self._fresh(await self._inner.neighbors(entity_id, tenant_id, depth=depth))
+
+
+async def test_entities_are_compared_by_equality_not_identity() -> None:
+    """Equal, distinct objects from every read must still be recognised as one.
+
+    Use a `GraphStore` wrapper whose reads return
+    `Entity.model_validate(entity.model_dump())` -- equal, distinct objects,
+    which is a permitted adapter behaviour no port forbids. An entity both
+    channels ranked must come back once, with both component scores.
+    """
+    stores = Stores()
+    ada = make_entity(name="Ada Lovelace")
+    await stores.add(ada, make_entity(name="Ada Lovelock"))
+    graph = RevalidatingGraph(stores.graph)
+    assert isinstance(graph, GraphReader)
+    result = await stores.retriever(graph=graph).retrieve("Ada Lovelace", TENANT)
+    assert [match.entity for match in result.matches].count(ada) == 1
+    assert result.matches[0].entity == ada
+    assert result.matches[0].semantic is not None
+    assert result.matches[0].lexical is not None
+
+
+async def test_mutating_a_result_cannot_change_what_a_later_retrieve_returns() -> None:
+    stores = Stores()
+    await stores.add(make_entity(name="Ada Lovelace", properties={"aliases": ["Ada"]}))
+    retriever = stores.retriever()
+    first = await retriever.retrieve("Ada Lovelace", TENANT)
+    expected = first.model_copy(deep=True)
+    first.matches[0].entity.properties["aliases"].append("Countess")
+    first.matches.clear()
+    assert await retriever.retrieve("Ada Lovelace", TENANT) == expected
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\t\n"])
+async def test_a_blank_query_raises(blank: str) -> None:
+    stores = Stores()
+    with pytest.raises(ValueError, match="query"):
+        await stores.retriever().retrieve(blank, TENANT)
+    assert stores.embeddings.calls == ()
+
+
+@pytest.mark.parametrize("unsafe", ["Ada\x00Lovelace", "Ada \ud800"])
+async def test_a_query_no_store_could_hold_raises_naming_the_query(unsafe: str) -> None:
+    stores = Stores()
+    with pytest.raises(ValueError, match="query"):
+        await stores.retriever().retrieve(unsafe, TENANT)
+
+
+async def test_k_zero_returns_nothing_and_a_negative_k_raises() -> None:
+    """Both pinned as literals.
+
+    `VectorStore.search` says the same, and a property sampling `k` from a
+    range makes boundary coverage depend on the sampler and on the lowered
+    example count under mutation.
+    """
+    stores = Stores()
+    await stores.add(make_entity(name="Ada Lovelace"))
+    retriever = stores.retriever()
+    assert (await retriever.retrieve("Ada Lovelace", TENANT, k=0)).matches == []
+    with pytest.raises(ValueError, match="-1"):
+        await retriever.retrieve("Ada Lovelace", TENANT, k=-1)
+
+
+@pytest.mark.parametrize("bad", [True, 2.5, "3"])
+async def test_a_k_that_is_not_an_integer_raises(bad: object) -> None:
+    with pytest.raises(ValueError, match="k must"):
+        await Stores().retriever().retrieve("Ada", TENANT, k=bad)  # type: ignore[arg-type]
+
+
+async def test_a_huge_k_returns_what_there_is() -> None:
+    stores = Stores()
+    await stores.add(make_entity(name="Ada Lovelace"), make_entity(name="Ada Lovelock"))
+    result = await stores.retriever().retrieve("Ada Lovelace", TENANT, k=10_000_000)
+    assert len(result.matches) == 2
+
+
+async def test_a_very_long_query_is_answered() -> None:
+    stores = Stores()
+    ada = make_entity(name="Ada Lovelace")
+    await stores.add(ada)
+    query = "Ada Lovelace " + "x" * 100_000
+    result = await stores.retriever().retrieve(query, TENANT)
+    assert [match.entity for match in result.matches] == [ada]
+
+
+async def test_empty_entity_types_matches_nothing() -> None:
+    """`[]` means nothing matches; `None` means no filter. Same as the port."""
+    stores = Stores()
+    await stores.add(make_entity(name="Ada Lovelace"))
+    retriever = stores.retriever()
+    assert (await retriever.retrieve("Ada Lovelace", TENANT, entity_types=[])).matches == []
+    assert len((await retriever.retrieve("Ada Lovelace", TENANT, entity_types=None)).matches) == 1
+
+
+async def test_a_bare_string_for_entity_types_is_refused_rather_than_iterated() -> None:
+    with pytest.raises(ValueError, match="person"):
+        await Stores().retriever().retrieve("Ada", TENANT, entity_types="person")
+
+
+async def test_a_mode_may_be_given_by_its_string_and_an_unknown_one_is_named() -> None:
+    stores = Stores()
+    await stores.add(make_entity(name="Ada Lovelace"), vector=False)
+    result = await stores.retriever().retrieve("Ada Lovelace", TENANT, mode="lexical")  # type: ignore[arg-type]
+    assert len(result.matches) == 1
+    with pytest.raises(ValueError, match="fuzzy"):
+        await stores.retriever().retrieve("Ada", TENANT, mode="fuzzy")  # type: ignore[arg-type]
+
+
+@pytest.mark.asyncio
+async def test_a_provider_and_store_of_different_dimensions_are_refused() -> None:
+    """At construction, before any text is embedded -- `build_graph`'s rule."""
+    with pytest.raises(DimensionMismatchError):
+        Retriever(
+            embeddings=FakeEmbeddingProvider(dimension=8),
+            vectors=InMemoryVectorStore(dimension=16),
+            graph=InMemoryGraphStore(),
+        )
+
+
+async def test_equal_dimensions_at_a_realistic_size_are_accepted() -> None:
+    """The other side of the check: a `!=` written as `is not` fails here, at 768."""
+    dimension = int("768")
+    Retriever(
+        embeddings=FakeEmbeddingProvider(dimension=dimension),
+        vectors=InMemoryVectorStore(dimension=dimension),
+        graph=InMemoryGraphStore(),
+    )
+
+
+async def test_more_results_than_k_are_truncated() -> None:
+    stores = Stores()
+    names = ["Ada Lovelace", "Ada Lovelock", "Ada Loveless", "Ada Lovely"]
+    await stores.add(*(make_entity(name=name) for name in names))
+    result = await stores.retriever().retrieve("Ada Lovelace", TENANT, k=2)
+    assert len(result.matches) == 2
+    assert result.matches[0].entity.name == "Ada Lovelace"
+    scores = [match.score for match in result.matches]
+    assert scores == sorted(scores, reverse=True)
