@@ -1,4 +1,4 @@
-"""Build an entity graph from a short document, then look around it.
+"""Build an entity graph from a short document, look around it, then search it.
 
 Runs offline: a scripted fake stands in for the language model and the
 stores are in memory. Swap in real adapters and nothing else changes.
@@ -12,6 +12,7 @@ from redstring import (
     FakeLlmProvider,
     InMemoryGraphStore,
     InMemoryVectorStore,
+    Retriever,
     SourceDocument,
     TenantId,
     build_graph,
@@ -21,7 +22,6 @@ TEXT = (
     "Ada Lovelace worked with Charles Babbage on the Analytical Engine, "
     "a general-purpose mechanical computer that Babbage designed in 1837."
 )
-
 # What a model would answer for this text, in the shape `Extraction` defines.
 ANSWER = {
     "entities": [
@@ -30,46 +30,45 @@ ANSWER = {
         {"name": "Analytical Engine", "entity_type": "machine"},
     ],
     "relationships": [
-        {
-            "source_name": "Ada Lovelace",
-            "target_name": "Charles Babbage",
-            "relationship_type": "collaborated_with",
-        },
-        {
-            "source_name": "Charles Babbage",
-            "target_name": "Analytical Engine",
-            "relationship_type": "designed",
-        },
+        {"source_name": source, "target_name": target, "relationship_type": kind}
+        for source, target, kind in [
+            ("Ada Lovelace", "Charles Babbage", "collaborated_with"),
+            ("Charles Babbage", "Analytical Engine", "designed"),
+        ]
     ],
 }
 
 
 async def main() -> dict[str, list[str]]:
-    """Build the graph, print what it holds, and return it for the test that runs this."""
+    """Build the graph, print what it holds and finds, and return it for the test."""
     tenant = TenantId(UUID("00000000-0000-4000-8000-000000000001"))
-    graph = InMemoryGraphStore()
+    graph, vectors = InMemoryGraphStore(), InMemoryVectorStore(dimension=384)
+    embeddings = FakeEmbeddingProvider(dimension=384)
     report = await build_graph(
         SourceDocument(id="ada-and-babbage", text=TEXT, title="The Analytical Engine"),
         provider=FakeLlmProvider(by_substring={"Analytical Engine": ANSWER}),
         store=graph,
         tenant_id=tenant,
-        embedding_provider=FakeEmbeddingProvider(dimension=384),
-        vector_store=InMemoryVectorStore(dimension=384),
+        embedding_provider=embeddings,
+        vector_store=vectors,
     )
-    print(
-        f"{report.entities} entities, {report.relationships} relationships, "
-        f"{report.embedded} embedded, domain {report.domain!r}"
-    )
+    print(f"{report.entities} entities, {report.relationships} relationships, "
+          f"{report.embedded} embedded, domain {report.domain!r}")  # fmt: skip
 
-    people = await graph.find_entities(tenant, entity_type="person")
+    people = sorted(e.name for e in await graph.find_entities(tenant, entity_type="person"))
     [babbage] = await graph.find_entities(tenant, name="charles babbage")
-    neighbours = await graph.neighbors(babbage.id, tenant)
-    print("people:", ", ".join(sorted(person.name for person in people)))
-    print("Babbage's neighbours:", ", ".join(sorted(each.name for each in neighbours)))
-    return {
-        "people": sorted(person.name for person in people),
-        "neighbours": sorted(each.name for each in neighbours),
-    }
+    neighbours = sorted(e.name for e in await graph.neighbors(babbage.id, tenant))
+    print("people:", ", ".join(people))
+    print("Babbage's neighbours:", ", ".join(neighbours))
+
+    # A misspelled query: the lexical channel still finds the name.
+    retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
+    result = await retriever.retrieve("Charles Babage", tenant, k=3)
+    for match in result.matches:  # None: that channel did not rank the entity
+        scores = [f"{s:.3f}" if s is not None else "-" for s in (match.semantic, match.lexical)]
+        print(f"{match.entity.name:<18} fused {match.score:.4f}  semantic/lexical", *scores)
+    found = [match.entity.name for match in result.matches]
+    return {"people": people, "neighbours": neighbours, "found": found}
 
 
 if __name__ == "__main__":

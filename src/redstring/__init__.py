@@ -1,16 +1,21 @@
 """redstring: documents in, a multi-tenant entity graph out, entities back by query.
 
-An LLM extracts entities and relationships from documents into a graph kept
-per tenant; blocking keys and Jaro-Winkler similarity find candidate
-duplicates; an embedding model embeds entity names into a vector store. The
-stores are ports with in-memory adapters for tests and small jobs, and fakes
-stand in for the models.
+`build_graph` has a language model extract entities and relationships from a
+document into a graph kept per tenant, and embeds entity names into a vector
+store; both stores are projections of an append-only event log, so `replay`
+rebuilds either. Blocking keys and Jaro-Winkler similarity find candidate
+duplicates. `Retriever` answers a free-text query with ranked entities,
+fusing a semantic channel (the query's embedding searched in the vector
+store) and a lexical channel (blocking-key candidates scored by string
+similarity) by reciprocal rank. The stores and models are ports, with
+in-memory adapters for tests and small jobs and fakes that stand in for the
+models.
 
 Everything public is importable from here; nothing is opened, read or loaded
 at import time.
 """
 
-from redstring.composition import AUTO, AutoDomain, GraphBuildReport, build_graph
+from redstring.composition import AUTO, AutoDomain, GraphBuildReport, Retriever, build_graph
 from redstring.domain.blocking import (
     DEFAULT_STRATEGIES,
     PREFIX_LENGTH,
@@ -36,6 +41,7 @@ from redstring.domain.exceptions import (
 from redstring.domain.ids import EntityId, RelationshipId, SourceId, TenantId
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
+from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.domain.similarity import string_similarity
 from redstring.domain.source import SourceDocument
 from redstring.domain.vector import VectorMatch, VectorRecord, cosine_similarity
@@ -136,6 +142,10 @@ __all__ = [
     "RefusedCompletionError",
     "Relationship",
     "RelationshipId",
+    "RetrievalMode",
+    "RetrievalResult",
+    "Retriever",
+    "ScoredEntity",
     "SlidingWindowChunker",
     "SourceDocument",
     "SourceId",

@@ -15,10 +15,10 @@ from redstring import (
     GraphReader,
     InMemoryGraphStore,
     InMemoryVectorStore,
+    RetrievalMode,
+    Retriever,
 )
-from redstring.composition import Retriever
 from redstring.domain.blocking import prefix_key_for_name, soundex_key_for_name
-from redstring.domain.retrieval import RetrievalMode
 from tests.factories import OTHER_TENANT, TENANT, make_entity
 
 if TYPE_CHECKING:
