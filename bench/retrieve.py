@@ -1,0 +1,183 @@
+"""Retrieval against DESIGN.md's budget, at 100,000 entities per tenant.
+
+Two tenants of `SIZE` person entities each (first name x surname from fixed
+lists, so blocks have a realistic spread), 384-dimension name vectors from
+`FakeEmbeddingProvider`, in the in-memory stores. Prints, measured in one
+run:
+
+- the numpy floor: a float32 matrix-vector product plus `argpartition` over
+  the tenant's vectors;
+- hybrid and semantic `Retriever.retrieve` p50 as ratios to the floor;
+- lexical `Retriever.retrieve` p50 in milliseconds (budget 2 ms);
+- ingest (graph `upsert_entities` + vector `upsert_many` of prebuilt
+  entities and records) in entities/s;
+- resident memory per entity beyond the float32 vector itself.
+
+Usage: `uv run python bench/retrieve.py [--size N] [--queries Q]`
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import random
+import statistics
+import time
+import tracemalloc
+from uuid import uuid4
+
+import numpy as np
+
+from redstring import (
+    Entity,
+    EntityId,
+    ExtractionMethod,
+    FakeEmbeddingProvider,
+    InMemoryGraphStore,
+    InMemoryVectorStore,
+    RetrievalMode,
+    Retriever,
+    TenantId,
+    VectorRecord,
+    blocking_keys_for,
+)
+from redstring.domain.blocking import query_blocking_keys
+
+DIMENSION = 384
+K = 10
+SYLLABLES = [consonant + vowel for consonant in "bcdfghjklmnprstvwz" for vowel in "aeiou"]
+
+
+def names(count: int, rng: random.Random) -> list[str]:
+    """`count` distinct two-part names built from syllables."""
+    firsts = sorted(
+        {"".join(rng.choices(SYLLABLES, k=rng.randint(2, 3))).title() for _ in range(3_000)}
+    )
+    lasts = sorted(
+        {"".join(rng.choices(SYLLABLES, k=rng.randint(2, 4))).title() for _ in range(20_000)}
+    )
+    found: set[str] = set()
+    while len(found) < count:
+        found.add(f"{rng.choice(firsts)} {rng.choice(lasts)}")
+    return sorted(found)
+
+
+def misspell(name: str, rng: random.Random) -> str:
+    """Drop one letter after the first five, as a typing slip would."""
+    position = rng.randrange(5, len(name))
+    return name[:position] + name[position + 1 :]
+
+
+def build(tenant: TenantId, all_names: list[str]) -> list[Entity]:
+    entities = []
+    for name in all_names:
+        entity = Entity(
+            id=EntityId(uuid4()),
+            tenant_id=tenant,
+            name=name,
+            entity_type="person",
+            extraction_method=ExtractionMethod.MANUAL,
+            confidence=1.0,
+        )
+        entities.append(entity.model_copy(update={"blocking_keys": blocking_keys_for(entity)}))
+    return entities
+
+
+async def timed(samples: list[float], coroutine: object) -> None:
+    started = time.perf_counter()
+    await coroutine  # type: ignore[misc]
+    samples.append(time.perf_counter() - started)
+
+
+async def main(size: int, query_count: int) -> None:
+    rng = random.Random(11)
+    embeddings = FakeEmbeddingProvider(dimension=DIMENSION)
+    graph, vectors = InMemoryGraphStore(), InMemoryVectorStore(dimension=DIMENSION)
+    tenants = [TenantId(uuid4()), TenantId(uuid4())]
+    tenant_names = names(size, rng)
+
+    ingest_seconds, measured_bytes = 0.0, 0
+    for tenant in tenants:
+        entities = build(tenant, tenant_names)
+        matrix = await embeddings.embed([entity.name for entity in entities])
+        records = [
+            VectorRecord(
+                entity_id=entity.id,
+                tenant_id=tenant,
+                vector=vector,
+                metadata={"entity_type": entity.entity_type},
+            )
+            for entity, vector in zip(entities, matrix, strict=True)
+        ]
+        started = time.perf_counter()
+        await graph.upsert_entities(entities)
+        await vectors.upsert_many(records)
+        ingest_seconds += time.perf_counter() - started
+
+    # Memory is measured on a separate pair of stores: tracing slows every
+    # allocation, so it must not overlap the ingest timing above.
+    probe_graph, probe_vectors = InMemoryGraphStore(), InMemoryVectorStore(dimension=DIMENSION)
+    entities = build(tenants[0], tenant_names)
+    records = [
+        VectorRecord(entity_id=entity.id, tenant_id=tenants[0], vector=vector,
+                     metadata={"entity_type": entity.entity_type})
+        for entity, vector in zip(
+            entities, await embeddings.embed([e.name for e in entities]), strict=True
+        )
+    ]  # fmt: skip
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    await probe_graph.upsert_entities(entities)
+    await probe_vectors.upsert_many(records)
+    del entities, records
+    gc.collect()
+    measured_bytes = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    del probe_graph, probe_vectors
+
+    tenant = tenants[0]
+    floor_matrix = np.asarray(
+        await embeddings.embed(tenant_names[: min(size, len(tenant_names))]), dtype=np.float32
+    )
+    retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
+    queries = [misspell(name, rng) for name in rng.sample(tenant_names, query_count)]
+    floor, hybrid, semantic, lexical = [], [], [], []
+    for query in queries:
+        started = time.perf_counter()
+        query_vector = np.asarray((await embeddings.embed([query]))[0], dtype=np.float32)
+        scores = floor_matrix @ query_vector
+        np.argpartition(-scores, K)[:K]
+        floor.append(time.perf_counter() - started)
+        await timed(hybrid, retriever.retrieve(query, tenant, k=K))
+        await timed(semantic, retriever.retrieve(query, tenant, k=K, mode=RetrievalMode.SEMANTIC))
+        await timed(lexical, retriever.retrieve(query, tenant, k=K, mode=RetrievalMode.LEXICAL))
+
+    p50 = {label: statistics.median(samples) for label, samples in [
+        ("floor", floor), ("hybrid", hybrid), ("semantic", semantic), ("lexical", lexical)
+    ]}  # fmt: skip
+    per_entity = measured_bytes / size - DIMENSION * 4
+    print(f"{size:,} entities per tenant x 2 tenants, dimension {DIMENSION}, k={K}")
+    print(f"{'floor (embed + matvec + argpartition), p50':46} {p50['floor'] * 1e3:8.2f} ms  1.00x")
+    for label in ("hybrid", "semantic", "lexical"):
+        ratio = p50[label] / p50["floor"]
+        print(
+            f"{'Retriever.retrieve ' + label + ', p50':46} {p50[label] * 1e3:8.2f} ms {ratio:5.2f}x"
+        )
+    print(f"{'ingest (graph + vectors)':46} {2 * size / ingest_seconds:8,.0f} entities/s")
+    blocks = [len(group) for group in (await graph.find_by_blocking_keys(
+        sorted({key for name in queries for key in query_blocking_keys(name)}), tenant
+    )).values()]  # fmt: skip
+    print(
+        f"{'lexical block size, median / max':46} {statistics.median(blocks):8.0f} / {max(blocks)}"
+    )
+    print(f"{'memory beyond the float32 vector':46} {per_entity:8,.0f} bytes/entity")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=50)
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.size, arguments.queries))
