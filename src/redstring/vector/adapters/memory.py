@@ -1,27 +1,28 @@
 """The in-memory vector store: exact search over one float32 matrix per tenant.
 
 Each tenant's vectors are rows of one contiguous, growable `float32` matrix,
-so a search is one matrix-vector product rather than a Python loop. Vectors
-are therefore stored, and returned by `get`, at float32 precision.
-
-Search runs in two passes. The float32 pass scores every row and keeps the
-rows that could be in the top `k`, with a margin for float32 rounding; the
-exact pass rescores only those in float64, one row at a time, so two equal
-vectors score exactly equally and the `str(entity_id)` tie-break decides
-between them. (A BLAS product does not promise that: it may sum equal rows in
-different orders and give them different last bits.)
+so a search is one matrix-vector product rather than a Python loop
+(`redstring.vector.exact`). Vectors are therefore stored, and returned by
+`get`, at float32 precision.
 """
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.json_safety import check_json, copy_json
-from redstring.domain.vector import VectorMatch, VectorRecord, cosine_to_score
+from redstring.domain.vector import VectorMatch, VectorRecord
+from redstring.vector.exact import (
+    NO_TYPE,
+    check_batch,
+    check_dimension,
+    check_query,
+    check_vector,
+    entity_type_of,
+    search_exactly,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -31,28 +32,6 @@ if TYPE_CHECKING:
     from redstring.domain.ids import EntityId, TenantId
 
 _INITIAL_CAPACITY = 64
-#: Type code of a record whose `entity_type` is missing or not a string: it
-#: matches no `entity_types` filter.
-_NO_TYPE = -1
-#: Worst-case relative error of a float32 dot product is about `dimension`
-#: units in the last place; the first pass keeps rows within twice that.
-_FLOAT32_EPSILON = float(np.finfo(np.float32).eps)
-
-
-def _check_vector(vector: Sequence[float], dimension: int) -> NDArray[np.float64]:
-    if len(vector) != dimension:
-        raise DimensionMismatchError(expected=dimension, actual=len(vector))
-    try:
-        array = np.asarray(vector, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"vector must be a flat sequence of numbers: {exc}") from exc
-    if array.shape != (dimension,):
-        raise ValueError(f"vector must be a flat sequence of {dimension} numbers")
-    if not np.isfinite(array).all():
-        raise ValueError("vector contains NaN or infinity")
-    if not array.any():
-        raise ValueError("vector is all zeros; cosine is undefined for it")
-    return array
 
 
 class _Tenant:
@@ -73,17 +52,18 @@ class _Tenant:
         return len(self.ids)
 
     def _type_code(self, metadata: dict[str, Any]) -> int:
-        entity_type = metadata.get("entity_type")
-        if not isinstance(entity_type, str):
-            return _NO_TYPE
+        entity_type = entity_type_of(metadata)
+        if entity_type is None:
+            return NO_TYPE
         return self.types.setdefault(entity_type, len(self.types))
 
     def _grow(self, needed: int, keep: int) -> None:
         capacity = len(self.matrix)
         if needed <= capacity:
             return
-        while capacity < needed:
-            capacity *= 2
+        # A bulk write gets exactly what it needs; appends grow by half again,
+        # so the slack never exceeds a third of the matrix.
+        capacity = max(needed, capacity + capacity // 2)
         matrix = np.empty((capacity, self.matrix.shape[1]), dtype=np.float32)
         matrix[:keep] = self.matrix[:keep]
         norms = np.empty(capacity, dtype=np.float32)
@@ -145,9 +125,7 @@ class InMemoryVectorStore:
     """
 
     def __init__(self, *, dimension: int) -> None:
-        if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
-            raise ValueError(f"dimension must be a positive integer, got {dimension!r}")
-        self._dimension = dimension
+        self._dimension = check_dimension(dimension)
         self._tenants: dict[TenantId, _Tenant] = {}
 
     @property
@@ -181,28 +159,14 @@ class InMemoryVectorStore:
         metadata: dict[str, Any] | None = None,
     ) -> None:
         """Store `vector` for the entity, replacing any previous one."""
-        array = _check_vector(vector, self._dimension)
+        array = check_vector(vector, self._dimension)
         stored = copy_json(check_json(metadata or {}, field="metadata"))
         vectors = array.astype(np.float32)[np.newaxis, :]
         self._tenant(tenant_id).put_many([entity_id], vectors, [stored])
 
     async def upsert_many(self, records: Sequence[VectorRecord]) -> None:
         """Store every record after checking them all; a later duplicate key wins."""
-        if not records:
-            return
-        for index, record in enumerate(records):
-            if not isinstance(record, VectorRecord):
-                raise ValueError(f"records[{index}] is not a VectorRecord: {record!r}")
-            if len(record.vector) != self._dimension:
-                raise DimensionMismatchError(expected=self._dimension, actual=len(record.vector))
-        matrix = np.asarray([record.vector for record in records], dtype=np.float64)
-        if not np.isfinite(matrix).all():
-            bad = int(np.flatnonzero(~np.isfinite(matrix).all(axis=1))[0])
-            raise ValueError(f"records[{bad}].vector contains NaN or infinity")
-        zero = np.flatnonzero(~matrix.any(axis=1))
-        if zero.size:
-            raise ValueError(f"records[{int(zero[0])}].vector is all zeros")
-        rows = matrix.astype(np.float32)
+        rows = check_batch(records, self._dimension)
         # A later record for the same key wins; each tenant is written in one go.
         latest = {(record.tenant_id, record.entity_id): n for n, record in enumerate(records)}
         by_tenant: dict[TenantId, list[int]] = {}
@@ -254,79 +218,24 @@ class InMemoryVectorStore:
         Filters (`entity_types`, `min_score`) apply before `k`; ties break by
         `str(entity_id)`. See `redstring.ports.vector_store` for the contract.
         """
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise ValueError(f"k must be a non-negative integer, got {k!r}")
-        if min_score is not None and not 0.0 <= min_score <= 1.0:
-            raise ValueError(f"min_score must be within 0..1, got {min_score!r}")
-        # Rounded to float32 like every stored vector, so a vector searched
-        # for itself scores as equal to itself.
-        query = _check_vector(vector, self._dimension).astype(np.float32).astype(np.float64)
-        if isinstance(entity_types, str):
-            raise ValueError(
-                f"entity_types must be a sequence of types, not the string {entity_types!r}"
-            )
+        query = check_query(
+            vector, self._dimension, k=k, entity_types=entity_types, min_score=min_score
+        )
         tenant = self._tenants.get(tenant_id)
-        if k == 0 or tenant is None or not len(tenant) or entity_types == []:
+        if tenant is None:
             return []
-        candidates = self._candidates(tenant, query, k, entity_types, min_score)
-        return self._rank_exactly(tenant, query, candidates, k, min_score)
-
-    def _candidates(
-        self,
-        tenant: _Tenant,
-        query: NDArray[np.float64],
-        k: int,
-        entity_types: Sequence[str] | None,
-        min_score: float | None,
-    ) -> NDArray[np.intp]:
-        """Rows that may be in the top `k`: the float32 pass, with a rounding margin."""
         size = len(tenant)
-        query32 = query.astype(np.float32)
-        cosines = tenant.matrix[:size] @ query32
-        cosines /= tenant.norms[:size] * np.float32(np.linalg.norm(query))
-        margin = np.float32(4 * self._dimension * _FLOAT32_EPSILON)
-        allowed: NDArray[np.bool_] | None = None
+        allowed_types = None
         if entity_types is not None:
-            codes = [tenant.types[name] for name in set(entity_types) if name in tenant.types]
-            allowed = np.isin(tenant.type_codes[:size], codes)
-        if min_score is not None:
-            floor = np.float32(2.0 * min_score - 1.0) - margin
-            above = cosines >= floor
-            allowed = above if allowed is None else allowed & above
-        if allowed is not None:
-            cosines = np.where(allowed, cosines, -np.inf)
-            size = int(np.count_nonzero(allowed))
-            if size == 0:
-                return np.empty(0, dtype=np.intp)
-        if k < size:
-            kth = len(cosines) - k
-            threshold = np.partition(cosines, kth)[kth]
-            return np.flatnonzero(cosines >= threshold - margin)
-        return np.flatnonzero(cosines > -np.inf)
-
-    def _rank_exactly(
-        self,
-        tenant: _Tenant,
-        query: NDArray[np.float64],
-        rows: NDArray[np.intp],
-        k: int,
-        min_score: float | None,
-    ) -> list[VectorMatch]:
-        """Rescore `rows` in float64, row by row, and order them totally."""
-        query_norm = math.sqrt(float(query @ query))
-        scored: list[tuple[float, str, int]] = []
-        for row in rows.tolist():
-            stored = tenant.matrix[row].astype(np.float64)
-            cosine = float(stored @ query) / (math.sqrt(float(stored @ stored)) * query_norm)
-            score = cosine_to_score(cosine)
-            if min_score is None or score >= min_score:
-                scored.append((-score, str(tenant.ids[row]), row))
-        scored.sort()
-        return [
-            VectorMatch(
-                entity_id=tenant.ids[row],
-                score=-negative_score,
-                metadata=copy_json(tenant.metadata[row]),
-            )
-            for negative_score, _, row in scored[:k]
-        ]
+            allowed_types = [tenant.types[name] for name in entity_types if name in tenant.types]
+        return search_exactly(
+            tenant.matrix[:size],
+            tenant.norms[:size],
+            tenant.type_codes[:size],
+            tenant.ids,
+            lambda row: copy_json(tenant.metadata[row]),
+            query,
+            k=k,
+            allowed_types=allowed_types,
+            min_score=min_score,
+        )
