@@ -28,6 +28,7 @@ from redstring.domain.blocking import (
 from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.exceptions import (
     DimensionMismatchError,
+    EmbeddingModelMismatchError,
     EmbeddingProviderError,
     EmptyCompletionError,
     LlmProviderError,
@@ -36,6 +37,7 @@ from redstring.domain.exceptions import (
     PartialExtractionError,
     RedstringError,
     RefusedCompletionError,
+    StoreError,
     UnknownDomainError,
 )
 from redstring.domain.ids import EntityId, RelationshipId, SourceId, TenantId
@@ -88,6 +90,7 @@ from redstring.ports import (
 )
 from redstring.projections import GraphProjection, Projection, VectorProjection, replay
 from redstring.vector.adapters.memory import InMemoryVectorStore
+from redstring.vector.adapters.sqlite import SqliteVectorStore
 
 __version__ = "0.3.0"
 
@@ -106,6 +109,7 @@ __all__ = [
     "DimensionMismatchError",
     "DocumentExtracted",
     "DomainPrompt",
+    "EmbeddingModelMismatchError",
     "EmbeddingProvider",
     "EmbeddingProviderError",
     "EmptyAnswer",
@@ -149,6 +153,8 @@ __all__ = [
     "SlidingWindowChunker",
     "SourceDocument",
     "SourceId",
+    "SqliteVectorStore",
+    "StoreError",
     "StoredEvent",
     "TenantId",
     "UnknownDomainError",

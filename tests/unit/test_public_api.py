@@ -45,7 +45,12 @@ PINNED_ENUMS: dict[str, dict[str, str]] = {
 
 
 def _all_modules() -> list[types.ModuleType]:
-    names = [info.name for info in pkgutil.walk_packages(redstring.__path__, prefix="redstring.")]
+    names = [
+        info.name
+        for info in pkgutil.walk_packages(redstring.__path__, prefix="redstring.")
+        # A `__main__` module runs its program when imported.
+        if not info.name.endswith(".__main__")
+    ]
     return [redstring, *(importlib.import_module(name) for name in names)]
 
 

@@ -6,6 +6,8 @@ RedstringError
 ├── MissingEntityError          a relationship endpoint the store does not hold
 ├── UnknownDomainError          a domain id no bundled prompt answers to
 ├── PartialExtractionError      some chunks of a document failed to extract
+├── StoreError                  a store's backend failed, or holds what this version cannot read
+│   └── EmbeddingModelMismatchError  vectors of one model searched or written with another
 ├── LlmProviderError            the language model failed
 │   ├── EmptyCompletionError    ...by answering nothing
 │   ├── MalformedCompletionError ...with an answer that fails the schema
@@ -86,6 +88,35 @@ class PartialExtractionError(RedstringError):
         super().__init__(
             f"{failed_chunks} of {total_chunks} chunks of {source_id!r} failed to extract; "
             "pass skip_failed_chunks=True or allow_partial=True to keep the rest"
+        )
+
+
+class StoreError(RedstringError):
+    """A store's backend failed, was used after closing, or holds unreadable data.
+
+    Adapters translate their driver's exceptions into this at the edge, so a
+    caller never catches a driver's own error type.
+    """
+
+    def __init__(self, *, store: str, reason: str) -> None:
+        self.store = store
+        self.reason = reason
+        super().__init__(f"{store}: {reason}")
+
+
+class EmbeddingModelMismatchError(StoreError):
+    """A vector store holds vectors of one embedding model and was opened for another.
+
+    Vectors of two models share no space: mixing them in one search would
+    return confident nonsense rather than an error.
+    """
+
+    def __init__(self, *, store: str, expected: str, actual: str) -> None:
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            store=store,
+            reason=f"holds vectors of embedding model {expected!r}, not {actual!r}",
         )
 
 
