@@ -1,0 +1,508 @@
+"""A language model and an embedding model behind any OpenAI-compatible HTTP server.
+
+OpenAI, Ollama, vLLM and llama.cpp's server all answer `POST /chat/completions`
+and `POST /embeddings` in the same shape, so one adapter pair speaks to all of
+them; only `base_url`, `api_key` and the model names differ. `base_url` is the
+API root, `/v1` included: `http://localhost:11434/v1` for Ollama,
+`https://api.openai.com/v1` for OpenAI. Why one wire format rather than
+per-vendor SDKs: ADR 0011.
+
+Both providers share one transport: a `Bearer` token when `api_key` is given;
+up to `max_retries` retries on 429, 5xx, timeouts and connection errors,
+waiting `backoff * 2**attempt` seconds, or the server's `Retry-After`, both
+capped at `MAX_RETRY_DELAY`; no retry on any other status. What still fails
+becomes an `LlmProviderError` or an `EmbeddingProviderError` naming the model
+and the status or transport error. Needs the `http` extra (`httpx`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections.abc import Sequence
+from typing import Any, Final, Self
+
+from pydantic import BaseModel, ValidationError
+
+from redstring.domain.exceptions import (
+    EmbeddingProviderError,
+    EmptyCompletionError,
+    LlmProviderError,
+    MalformedCompletionError,
+    RefusedCompletionError,
+)
+
+try:
+    import httpx
+except ImportError as _import_error:
+    raise ImportError(
+        "redstring.llm.adapters.openai needs httpx: install redstring[http] "
+        "(pip install 'redstring[http]')"
+    ) from _import_error
+
+MAX_RETRY_DELAY: Final = 30.0
+"""The longest wait, in seconds, between two attempts, whatever `Retry-After` says."""
+
+_EXCERPT: Final = 200
+"""How many characters of an error response body an error message quotes."""
+
+_FENCE: Final = re.compile(r"\A\s*```[a-zA-Z]*[ \t]*\n?(?P<body>.*?)\n?\s*```\s*\Z", re.DOTALL)
+_SCHEMA_NAME_CHARS: Final = re.compile(r"[^a-zA-Z0-9_-]")
+_SCHEMA_NAME_LENGTH: Final = 64
+"""OpenAI's limit on `response_format.json_schema.name`, after `_SCHEMA_NAME_CHARS`."""
+
+_ProviderError = type[LlmProviderError] | type[EmbeddingProviderError]
+
+
+class _Message(BaseModel):
+    content: str | None = None
+    refusal: str | None = None
+
+
+class _Choice(BaseModel):
+    message: _Message
+    finish_reason: str | None = None
+
+
+class _ChatCompletion(BaseModel):
+    choices: list[_Choice]
+
+
+class _Embedding(BaseModel):
+    index: int
+    embedding: list[float]
+
+
+class _Embeddings(BaseModel):
+    data: list[_Embedding]
+
+
+def _check_positive_int(name: str, value: object, *, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+
+
+def _check_seconds(name: str, value: object, *, allow_zero: bool) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+        or (value == 0 and not allow_zero)
+    ):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be a finite number of seconds {bound}, got {value!r}")
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """The `Retry-After` header as seconds, or `None` when absent or not a number."""
+    try:
+        seconds = float(response.headers.get("retry-after", ""))
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _first_error(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{where}: {first['msg']}" if where else first["msg"]
+
+
+_RETRYABLE_ERRORS: Final = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+"""Transport failures worth another attempt: timeouts, refused or dropped connections."""
+
+
+def _is_retryable(status: int) -> bool:
+    return status == 429 or status >= 500
+
+
+def _check_base_url(base_url: object) -> str:
+    """The API root without a trailing slash.
+
+    Raises:
+        ValueError: `base_url` is blank, not an http(s) URL, or has no host.
+    """
+    if not isinstance(base_url, str) or not base_url.strip():
+        raise ValueError(f"base_url must be a non-blank string, got {base_url!r}")
+    try:
+        url = httpx.URL(base_url)
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"base_url is not a valid URL: {base_url!r} ({exc})") from exc
+    if url.scheme not in {"http", "https"} or not url.host:
+        raise ValueError(
+            f"base_url must be an http:// or https:// URL with a host, got {base_url!r}"
+        )
+    return base_url.rstrip("/")
+
+
+def _is_token(value: object) -> bool:
+    """Whether `value` can be sent as a bearer token: printable ASCII, no whitespace."""
+    return (
+        isinstance(value, str)
+        and value.isascii()
+        and value.isprintable()
+        and bool(value)
+        and not any(char.isspace() for char in value)
+    )
+
+
+def _describe(exc: httpx.HTTPError) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+class _OpenAiHttp:
+    """POSTs JSON to one OpenAI-compatible server with retries, and translates every failure.
+
+    Shared by both providers. `error` is the provider's error class; every
+    failure is raised as one, naming `model`, from the `httpx` error behind it.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None,
+        client: httpx.AsyncClient | None,
+        timeout: float,
+        max_retries: int,
+        backoff: float,
+        error: _ProviderError,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"model must be a non-blank string, got {model!r}")
+        self._root = _check_base_url(base_url)
+        if api_key is not None and not _is_token(api_key):
+            # The key itself is never echoed: error messages end up in logs.
+            raise ValueError("api_key must be None or non-empty printable ASCII without spaces")
+        if client is not None and not isinstance(client, httpx.AsyncClient):
+            raise ValueError(f"client must be an httpx.AsyncClient or None, got {client!r}")
+        _check_seconds("timeout", timeout, allow_zero=False)
+        _check_positive_int("max_retries", max_retries, minimum=0)
+        _check_seconds("backoff", backoff, allow_zero=True)
+        self.model = model
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key is not None else {}
+        self._owns_client = client is None
+        self._client = httpx.AsyncClient() if client is None else client
+        self._timeout = timeout
+        self._attempts = max_retries + 1
+        self._backoff = backoff
+        self._error = error
+        self.closed = False
+
+    async def post[E: BaseModel](self, path: str, payload: dict[str, Any], envelope: type[E]) -> E:
+        """POST `payload` to `path` under the API root and validate the answer as `envelope`.
+
+        Raises:
+            LlmProviderError | EmbeddingProviderError: (the class given as
+                `error`) a status other than 2xx or a transport failure,
+                after any retries; or a body that is not JSON of the
+                `envelope` shape.
+        """
+        url = f"{self._root}{path}"
+        response = await self._send(url, payload)
+        try:
+            return envelope.model_validate_json(response.content)
+        except ValidationError as exc:
+            raise self._error(
+                model=self.model,
+                reason=f"POST {url} answered with a body that is not the expected JSON "
+                f"({_first_error(exc)}): {response.text[:_EXCERPT]!r}",
+            ) from exc
+
+    async def _send(self, url: str, payload: dict[str, Any]) -> httpx.Response:
+        attempt = 0
+        while True:
+            attempt += 1
+            final = attempt == self._attempts
+            try:
+                response = await self._client.post(
+                    url, json=payload, headers=self._headers, timeout=self._timeout
+                )
+            except _RETRYABLE_ERRORS as exc:
+                if final:
+                    raise self._failed(url, attempt, _describe(exc)) from exc
+                delay = self._delay(attempt, None)
+            except httpx.HTTPError as exc:
+                raise self._failed(url, attempt, _describe(exc)) from exc
+            else:
+                if response.is_success:
+                    return response
+                if final or not _is_retryable(response.status_code):
+                    raise self._status_error(url, response, attempt) from httpx.HTTPStatusError(
+                        f"HTTP {response.status_code}", request=response.request, response=response
+                    )
+                delay = self._delay(attempt, _retry_after(response))
+            await asyncio.sleep(delay)
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait after failed attempt number `attempt` (1-based)."""
+        wanted = self._backoff * 2 ** (attempt - 1) if retry_after is None else retry_after
+        return min(wanted, MAX_RETRY_DELAY)
+
+    def _status_error(
+        self, url: str, response: httpx.Response, attempts: int
+    ) -> LlmProviderError | EmbeddingProviderError:
+        hint = " (is base_url the API root, /v1 included?)" if response.status_code == 404 else ""
+        excerpt = response.text[:_EXCERPT]
+        return self._failed(url, attempts, f"HTTP {response.status_code}{hint}: {excerpt!r}")
+
+    def _failed(
+        self, url: str, attempts: int, what: str
+    ) -> LlmProviderError | EmbeddingProviderError:
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        return self._error(model=self.model, reason=f"POST {url} failed{tries}: {what}")
+
+    async def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self._owns_client:
+            await self._client.aclose()
+
+
+class OpenAiCompatibleLlmProvider:
+    """An `LlmProvider` that asks a chat-completions endpoint for JSON matching the schema.
+
+    Each `extract` is one `POST {base_url}/chat/completions` (plus retries)
+    at temperature 0, with the system prompt, the text as the user message,
+    and `response_format` of type `json_schema` carrying
+    `schema.model_json_schema()` (not strict, so optional fields and defaults
+    are allowed). The answer is validated against `schema` whether or not
+    the server enforced it; a ```` ```json ```` fence around it is removed.
+
+    `base_url` is the API root with `/v1`, e.g. `http://localhost:11434/v1`.
+    `timeout` (seconds) applies to every request, on a handed-in `client`
+    too. The adapter closes only a client it created; see the module
+    docstring for retries.
+
+    Raises:
+        ValueError: a blank `model` or `base_url`, a `base_url` that is not
+            http(s), a blank `api_key`, `timeout <= 0`, `max_retries < 0` or
+            `backoff < 0`.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        client: httpx.AsyncClient | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff: float = 0.5,
+    ) -> None:
+        self._http = _OpenAiHttp(
+            base_url=base_url,
+            model=model,
+            api_key=api_key,
+            client=client,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            error=LlmProviderError,
+        )
+
+    @property
+    def model(self) -> str:
+        """The model name sent to the server, and reported in errors and on extracted rows."""
+        return self._http.model
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` has been called."""
+        return self._http.closed
+
+    async def extract[S: BaseModel](
+        self, text: str, schema: type[S], *, system_prompt: str | None = None
+    ) -> S:
+        """Ask the model about `text` and return its answer as a `schema` instance.
+
+        Raises:
+            RefusedCompletionError: the message carries a `refusal`.
+            EmptyCompletionError: the message content is missing or blank.
+            MalformedCompletionError: the content is not JSON valid against `schema`.
+            LlmProviderError: the server failed, after retries, or answered
+                with something that is not a chat completion.
+            ValueError: `text` is not a string or `schema` is not a pydantic model.
+        """
+        if not isinstance(text, str):
+            raise ValueError(f"text must be a string, got {text!r}")
+        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+            raise ValueError(f"schema must be a pydantic model class, got {schema!r}")
+        messages: list[dict[str, str]] = []
+        if system_prompt:
+            messages.append({"role": "system", "content": system_prompt})
+        messages.append({"role": "user", "content": text})
+        name = _SCHEMA_NAME_CHARS.sub("_", schema.__name__)[:_SCHEMA_NAME_LENGTH]
+        completion = await self._http.post(
+            "/chat/completions",
+            {
+                "model": self.model,
+                "messages": messages,
+                "temperature": 0,
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {
+                        "name": name,
+                        "schema": schema.model_json_schema(),
+                        "strict": False,
+                    },
+                },
+            },
+            _ChatCompletion,
+        )
+        if not completion.choices:
+            raise LlmProviderError(model=self.model, reason="the completion has no choices")
+        choice = completion.choices[0]
+        if choice.message.refusal:
+            raise RefusedCompletionError(model=self.model, refusal=choice.message.refusal)
+        content = choice.message.content
+        if content is None or not content.strip():
+            raise EmptyCompletionError(model=self.model)
+        fenced = _FENCE.match(content)
+        answer = fenced.group("body") if fenced else content
+        try:
+            return schema.model_validate_json(answer)
+        except ValidationError as exc:
+            stopped = (
+                f" (finish_reason {choice.finish_reason!r})"
+                if choice.finish_reason not in {None, "stop"}
+                else ""
+            )
+            raise MalformedCompletionError(model=self.model, detail=f"{exc}{stopped}") from exc
+
+    async def close(self) -> None:
+        """Close the HTTP client if this adapter created it. Safe to call more than once."""
+        await self._http.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+class OpenAiCompatibleEmbeddingProvider:
+    """An `EmbeddingProvider` over an embeddings endpoint, in batches of `batch_size` texts.
+
+    Each batch is one `POST {base_url}/embeddings` (plus retries) with
+    `{"model": model, "input": [...]}`; batches are sent one after another.
+    Vectors are put back in input order by each item's `index`. `dimension`
+    is what you declare, and every vector is checked against it (e.g. 768
+    for `nomic-embed-text`, 1536 for `text-embedding-3-small`).
+
+    `base_url`, `timeout`, `client` and retries are as for
+    `OpenAiCompatibleLlmProvider`.
+
+    Raises:
+        ValueError: as for `OpenAiCompatibleLlmProvider`, or `dimension < 1`
+            or `batch_size < 1`.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        dimension: int,
+        api_key: str | None = None,
+        client: httpx.AsyncClient | None = None,
+        batch_size: int = 64,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff: float = 0.5,
+    ) -> None:
+        _check_positive_int("dimension", dimension, minimum=1)
+        _check_positive_int("batch_size", batch_size, minimum=1)
+        self._http = _OpenAiHttp(
+            base_url=base_url,
+            model=model,
+            api_key=api_key,
+            client=client,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            error=EmbeddingProviderError,
+        )
+        self._dimension = dimension
+        self._batch_size = batch_size
+
+    @property
+    def model(self) -> str:
+        """The model name sent to the server, and reported in errors and events."""
+        return self._http.model
+
+    @property
+    def dimension(self) -> int:
+        """The length of every vector this provider returns, as declared."""
+        return self._dimension
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` has been called."""
+        return self._http.closed
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in input order; `[]` for `[]` without a request.
+
+        Raises:
+            EmbeddingProviderError: the server failed, after retries; or
+                answered with something other than one finite vector of
+                `dimension` floats per text, indexed 0..n-1 once each. A
+                wrong length is this error, as the port says, not
+                `DimensionMismatchError`.
+            ValueError: `texts` is a string or not a sequence, or an item is
+                not a string (the index is named).
+        """
+        if isinstance(texts, str) or not isinstance(texts, Sequence):
+            raise ValueError(f"texts must be a sequence of strings, got {texts!r}")
+        batch = list(texts)
+        for index, text in enumerate(batch):
+            if not isinstance(text, str):
+                raise ValueError(f"texts[{index}] must be a string, got {text!r}")
+        vectors: list[list[float]] = []
+        for start in range(0, len(batch), self._batch_size):
+            vectors.extend(await self._embed_batch(batch[start : start + self._batch_size], start))
+        return vectors
+
+    async def _embed_batch(self, batch: list[str], start: int) -> list[list[float]]:
+        answer = await self._http.post(
+            "/embeddings", {"model": self.model, "input": batch}, _Embeddings
+        )
+        items = sorted(answer.data, key=lambda item: item.index)
+        if len(items) != len(batch):
+            raise self._error(f"asked for {len(batch)} vectors, got {len(items)}", start)
+        if [item.index for item in items] != list(range(len(batch))):
+            indices = sorted(item.index for item in answer.data)
+            raise self._error(
+                f"item indices {indices} are not 0..{len(batch) - 1} once each", start
+            )
+        for item in items:
+            if len(item.embedding) != self._dimension:
+                raise self._error(
+                    f"vector {item.index} has {len(item.embedding)} dimensions, "
+                    f"expected {self._dimension}",
+                    start,
+                )
+            if not all(map(math.isfinite, item.embedding)):
+                raise self._error(f"vector {item.index} has a non-finite component", start)
+        return [item.embedding for item in items]
+
+    def _error(self, reason: str, start: int) -> EmbeddingProviderError:
+        return EmbeddingProviderError(
+            model=self.model, reason=f"{reason} (batch starting at texts[{start}])"
+        )
+
+    async def close(self) -> None:
+        """Close the HTTP client if this adapter created it. Safe to call more than once."""
+        await self._http.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
