@@ -73,6 +73,7 @@ from redstring.extraction import (
     get_domain,
 )
 from redstring.graph.adapters.memory import InMemoryGraphStore
+from redstring.graph.adapters.sqlite import SqliteGraphStore
 from redstring.llm.adapters.fake import EMPTY, EmptyAnswer, FakeLlmProvider
 from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.ports import (
@@ -153,6 +154,7 @@ __all__ = [
     "SlidingWindowChunker",
     "SourceDocument",
     "SourceId",
+    "SqliteGraphStore",
     "SqliteVectorStore",
     "StoreError",
     "StoredEvent",

@@ -1,0 +1,683 @@
+"""The SQLite graph store: a persistent `GraphStore` in one database file.
+
+Uses only the standard library's `sqlite3`. Every table is prefixed `graph_`,
+so other stores may keep their own tables in the same file:
+
+- `graph_meta`: the schema version, as the row `('schema_version', '1')`.
+  `PRAGMA user_version` is left alone, since it belongs to the whole file.
+- `graph_entities`: one row per `(tenant_id, id)`, the entity as the JSON
+  `model_dump_json` gives, with `normalize_name(name)` and `entity_type` in
+  indexed columns.
+- `graph_entity_keys`: one row per `(tenant_id, key, entity_id)`, holding the
+  entity's `row` too, so a blocking-key lookup is one range scan of the
+  primary key, in `str(id)` order, plus one rowid lookup per entity.
+- `graph_relationships`: one row per `(tenant_id, id)`, the relationship as
+  JSON, with both endpoints indexed.
+
+Ids are stored as the text of the UUID, whose byte order is `str(id)` order.
+There are no foreign keys: the port deletes only whole tenants, and endpoints
+are checked explicitly so that `MissingEntityError` can name the missing id.
+
+Every read builds new models from rows, so copy-on-read needs no copying.
+Entities are parsed without re-running `Entity`'s Python validators (see
+`_entity_from_json`), which keeps a blocking-key read within twice the cost
+of the in-memory store's; relationships, read less often, are validated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import time
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, nullcontext, suppress
+from copy import copy
+from typing import TYPE_CHECKING, Any, Final, Self
+
+from pydantic import ConfigDict, create_model
+
+from redstring.domain.entity import Entity
+from redstring.domain.exceptions import MissingEntityError, StoreError
+from redstring.domain.normalization import normalize_name
+from redstring.domain.relationship import Relationship
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Collection, Iterator, Sequence
+
+    from redstring.domain.ids import EntityId, RelationshipId, TenantId
+
+#: The schema this module reads and writes, recorded in `graph_meta`.
+SCHEMA_VERSION: Final = 1
+#: How much of the file reads may map into memory instead of copying it, in bytes.
+MMAP_BYTES: Final = 1 << 30
+#: How long a write waits for another connection's write lock, in seconds.
+BUSY_TIMEOUT_SECONDS: Final = 30.0
+
+_WAL_RETRY_SECONDS: Final = 0.01
+_set_attribute: Final = object.__setattr__
+
+_SCHEMA: Final = (
+    """CREATE TABLE IF NOT EXISTS graph_entities (
+        row INTEGER PRIMARY KEY,
+        tenant_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        normalized_name TEXT NOT NULL,
+        entity_type TEXT NOT NULL,
+        body TEXT NOT NULL,
+        UNIQUE (tenant_id, id)
+    )""",
+    """CREATE INDEX IF NOT EXISTS graph_entities_by_name
+        ON graph_entities (tenant_id, normalized_name, id)""",
+    """CREATE INDEX IF NOT EXISTS graph_entities_by_type
+        ON graph_entities (tenant_id, entity_type, id)""",
+    """CREATE TABLE IF NOT EXISTS graph_entity_keys (
+        tenant_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        entity_id TEXT NOT NULL,
+        entity_row INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, key, entity_id)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS graph_relationships (
+        tenant_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        source_entity_id TEXT NOT NULL,
+        target_entity_id TEXT NOT NULL,
+        relationship_type TEXT NOT NULL,
+        body TEXT NOT NULL,
+        UNIQUE (tenant_id, id)
+    )""",
+    """CREATE INDEX IF NOT EXISTS graph_relationships_by_source
+        ON graph_relationships (tenant_id, source_entity_id)""",
+    """CREATE INDEX IF NOT EXISTS graph_relationships_by_target
+        ON graph_relationships (tenant_id, target_entity_id)""",
+)
+
+_UPSERT_ENTITY: Final = """
+    INSERT INTO graph_entities (tenant_id, id, normalized_name, entity_type, body)
+    VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (tenant_id, id) DO UPDATE SET
+        normalized_name = excluded.normalized_name,
+        entity_type = excluded.entity_type,
+        body = excluded.body
+"""
+_DELETE_KEY: Final = """
+    DELETE FROM graph_entity_keys WHERE tenant_id = ? AND key = ? AND entity_id = ?
+"""
+_INSERT_KEY: Final = """
+    INSERT INTO graph_entity_keys (tenant_id, key, entity_id, entity_row) VALUES (?, ?, ?, ?)
+"""
+_UPSERT_RELATIONSHIP: Final = """
+    INSERT INTO graph_relationships
+        (tenant_id, id, source_entity_id, target_entity_id, relationship_type, body)
+    VALUES (?, ?, ?, ?, ?, ?)
+    ON CONFLICT (tenant_id, id) DO UPDATE SET
+        source_entity_id = excluded.source_entity_id,
+        target_entity_id = excluded.target_entity_id,
+        relationship_type = excluded.relationship_type,
+        body = excluded.body
+"""
+
+
+#: `Entity`'s fields, with their types, constraints and defaults, but none of
+#: its Python validators. See `_entity_from_json`.
+_STORED_FIELDS: Final[dict[str, Any]] = {
+    name: (field.annotation, copy(field)) for name, field in Entity.model_fields.items()
+}
+_StoredEntity = create_model(
+    "_StoredEntity", __config__=ConfigDict(extra="forbid"), **_STORED_FIELDS
+)
+
+
+def _entity_from_json(body: str) -> Entity:
+    """The `Entity` that this store serialized as `body`.
+
+    Every row was written from a validated `Entity`, so the model's own checks
+    (storable text, names not blank) hold already, and running its Python
+    validators again would be about three quarters of the cost of a read. So
+    the JSON is parsed against the same fields, types and constraints without
+    them, and the entity is assembled from those values the way
+    `model_construct` assembles one.
+    """
+    stored = _StoredEntity.model_validate_json(body)
+    entity = Entity.__new__(Entity)
+    _set_attribute(entity, "__dict__", stored.__dict__)
+    _set_attribute(entity, "__pydantic_fields_set__", stored.__pydantic_fields_set__)
+    _set_attribute(entity, "__pydantic_extra__", None)
+    _set_attribute(entity, "__pydantic_private__", None)
+    return entity
+
+
+def _placeholders(count: int) -> str:
+    return ", ".join("?" * count)
+
+
+def _chunks[T](items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _parameter_limit(connection: sqlite3.Connection) -> int:
+    """How many `?` parameters one statement may bind on this connection."""
+    return connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+
+
+@contextmanager
+def _write_transaction(connection: sqlite3.Connection) -> Iterator[None]:
+    """Hold the write lock from the first statement; commit, or roll back on any error."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            with suppress(sqlite3.Error):
+                connection.execute("ROLLBACK")
+        raise
+
+
+@contextmanager
+def _read_transaction(connection: sqlite3.Connection) -> Iterator[None]:
+    """One snapshot for a read that takes several statements."""
+    connection.execute("BEGIN")
+    try:
+        yield
+    finally:
+        with suppress(sqlite3.Error):
+            connection.execute("ROLLBACK")
+
+
+def _ensure_schema(connection: sqlite3.Connection, path: str) -> None:
+    """Create the tables on first use; refuse a schema version this code does not know."""
+    if _schema_version(connection) == SCHEMA_VERSION:
+        return
+    with _write_transaction(connection):
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS graph_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
+        )
+        version = _schema_version(connection)
+        if version is None:
+            for statement in _SCHEMA:
+                connection.execute(statement)
+            connection.execute(
+                "INSERT INTO graph_meta (name, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+        elif version != SCHEMA_VERSION:
+            newer = " (written by a newer redstring)" if version > SCHEMA_VERSION else ""
+            raise StoreError(
+                store=f"sqlite graph store {path}",
+                reason=f"the file holds graph schema version {version}{newer}; "
+                f"this redstring reads only version {SCHEMA_VERSION}",
+            )
+
+
+def _schema_version(connection: sqlite3.Connection) -> int | None:
+    """The recorded version, or `None` when the graph tables were never created."""
+    if not connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'graph_meta'"
+    ).fetchone():
+        return None
+    row = connection.execute(
+        "SELECT value FROM graph_meta WHERE name = 'schema_version'"
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def _enable_wal(connection: sqlite3.Connection) -> None:
+    """Switch the file to WAL journaling, retrying while another connection holds it.
+
+    SQLite answers a journal-mode change on a busy file with `SQLITE_BUSY` at
+    once, without waiting on the busy timeout, so two processes opening a new
+    file together would otherwise fail.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError as exc:
+            busy = exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(_WAL_RETRY_SECONDS)
+        else:
+            return
+
+
+# -- work done on the store's thread -----------------------------------------
+
+
+def _write_entities(connection: sqlite3.Connection, entities: Sequence[Entity]) -> None:
+    latest = {(entity.tenant_id, entity.id): entity for entity in entities}
+    rows: list[tuple[str, str, str, str, str]] = []
+    carried: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
+    for entity in latest.values():
+        tenant, entity_id = str(entity.tenant_id), str(entity.id)
+        rows.append(
+            (
+                tenant,
+                entity_id,
+                normalize_name(entity.name),
+                entity.entity_type,
+                entity.model_dump_json(),
+            )
+        )
+        carried[tenant].extend((entity_id, key) for key in entity.blocking_keys or ())
+    # Sorted, each statement walks its index in order instead of at random.
+    rows.sort()
+    ids: defaultdict[str, list[str]] = defaultdict(list)
+    for tenant, entity_id, *_ in rows:
+        ids[tenant].append(entity_id)
+    with _write_transaction(connection):
+        stale = [
+            (tenant, key, entity_id)
+            for tenant, tenant_ids in ids.items()
+            for entity_id, body in _select_by_ids(connection, "id, body", tenant, tenant_ids)
+            for key in json.loads(body)["blocking_keys"] or ()
+        ]
+        connection.executemany(_DELETE_KEY, stale)
+        connection.executemany(_UPSERT_ENTITY, rows)
+        keys: list[tuple[str, str, str, int]] = []
+        for tenant, pairs in carried.items():
+            row_of = dict(_select_by_ids(connection, "id, row", tenant, ids[tenant]))
+            keys.extend((tenant, key, entity_id, row_of[entity_id]) for entity_id, key in pairs)
+        keys.sort()
+        connection.executemany(_INSERT_KEY, keys)
+
+
+def _select_by_ids(
+    connection: sqlite3.Connection, columns: str, tenant: str, entity_ids: Collection[str]
+) -> Iterator[Any]:
+    """`columns` of each entity the tenant holds among `entity_ids`, in no particular order."""
+    for chunk in _chunks(list(entity_ids), _parameter_limit(connection) - 1):
+        yield from connection.execute(
+            f"SELECT {columns} FROM graph_entities "
+            f"WHERE tenant_id = ? AND id IN ({_placeholders(len(chunk))})",
+            (tenant, *chunk),
+        )
+
+
+def _write_relationships(
+    connection: sqlite3.Connection, relationships: Sequence[Relationship]
+) -> None:
+    rows = [
+        (
+            str(relationship.tenant_id),
+            str(relationship.id),
+            str(relationship.source_entity_id),
+            str(relationship.target_entity_id),
+            relationship.relationship_type,
+            relationship.model_dump_json(),
+        )
+        for relationship in relationships
+    ]
+    with _write_transaction(connection):
+        _check_endpoints(connection, relationships)
+        connection.executemany(_UPSERT_RELATIONSHIP, rows)
+
+
+def _check_endpoints(connection: sqlite3.Connection, relationships: Sequence[Relationship]) -> None:
+    """Raise `MissingEntityError` for the first endpoint, in batch order, its tenant lacks."""
+    wanted: defaultdict[str, set[str]] = defaultdict(set)
+    for relationship in relationships:
+        wanted[str(relationship.tenant_id)].update(
+            (str(relationship.source_entity_id), str(relationship.target_entity_id))
+        )
+    held = {
+        tenant: {entity_id for (entity_id,) in _select_by_ids(connection, "id", tenant, ids)}
+        for tenant, ids in wanted.items()
+    }
+    for relationship in relationships:
+        for endpoint in (relationship.source_entity_id, relationship.target_entity_id):
+            if str(endpoint) not in held[str(relationship.tenant_id)]:
+                raise MissingEntityError(entity_id=endpoint, tenant_id=relationship.tenant_id)
+
+
+def _delete_tenant(connection: sqlite3.Connection, tenant_id: TenantId) -> int:
+    tenant = (str(tenant_id),)
+    with _write_transaction(connection):
+        count = connection.execute(
+            "DELETE FROM graph_entities WHERE tenant_id = ?", tenant
+        ).rowcount
+        connection.execute("DELETE FROM graph_entity_keys WHERE tenant_id = ?", tenant)
+        connection.execute("DELETE FROM graph_relationships WHERE tenant_id = ?", tenant)
+    return count
+
+
+def _read_entities(
+    connection: sqlite3.Connection, tenant_id: TenantId, entity_ids: Collection[str]
+) -> list[Entity]:
+    """The held entities among `entity_ids` (distinct), in no particular order."""
+    return [
+        _entity_from_json(body)
+        for (body,) in _select_by_ids(connection, "body", str(tenant_id), entity_ids)
+    ]
+
+
+def _read_entity_list(
+    connection: sqlite3.Connection, sql: str, parameters: Sequence[object]
+) -> list[Entity]:
+    return [_entity_from_json(body) for (body,) in connection.execute(sql, parameters)]
+
+
+def _read_by_keys(
+    connection: sqlite3.Connection, keys: Sequence[str], tenant_id: TenantId
+) -> dict[str, list[Entity]]:
+    result: dict[str, list[Entity]] = {key: [] for key in keys}
+    chunks = list(_chunks(list(result), _parameter_limit(connection) - 1))
+    with _read_transaction(connection) if len(chunks) > 1 else nullcontext():
+        for chunk in chunks:
+            cursor = connection.execute(
+                "SELECT k.key, e.body FROM graph_entity_keys AS k "
+                "JOIN graph_entities AS e ON e.row = k.entity_row "
+                f"WHERE k.tenant_id = ? AND k.key IN ({_placeholders(len(chunk))}) "
+                "ORDER BY k.key, k.entity_id",
+                (str(tenant_id), *chunk),
+            )
+            for key, body in cursor:
+                result[key].append(_entity_from_json(body))
+    return result
+
+
+def _read_relationships(
+    connection: sqlite3.Connection,
+    entity_id: EntityId,
+    tenant_id: TenantId,
+    relationship_type: str | None,
+) -> list[Relationship]:
+    type_filter = "" if relationship_type is None else " AND relationship_type = ?"
+    type_parameter = () if relationship_type is None else (relationship_type,)
+    end = (str(tenant_id), str(entity_id), *type_parameter)
+    # UNION, not UNION ALL: a self-loop matches both halves and is returned once.
+    # Ordered outside the union, so that each half can use its endpoint's index.
+    cursor = connection.execute(
+        "SELECT id, body FROM ("
+        "SELECT id, body FROM graph_relationships "
+        f"WHERE tenant_id = ? AND source_entity_id = ?{type_filter} "
+        "UNION SELECT id, body FROM graph_relationships "
+        f"WHERE tenant_id = ? AND target_entity_id = ?{type_filter}"
+        ") ORDER BY id",
+        (*end, *end),
+    )
+    return [Relationship.model_validate_json(body) for _, body in cursor]
+
+
+def _walk(
+    connection: sqlite3.Connection, entity_id: EntityId, tenant_id: TenantId, depth: int
+) -> list[Entity]:
+    tenant = str(tenant_id)
+    seen = {str(entity_id)}
+    frontier = [str(entity_id)]
+    layers: list[list[str]] = []
+    with _read_transaction(connection):
+        for _ in range(depth):
+            layer: set[str] = set()
+            # Each chunk binds the tenant and the chunk twice, once per end.
+            for chunk in _chunks(frontier, (_parameter_limit(connection) - 2) // 2):
+                marks = _placeholders(len(chunk))
+                cursor = connection.execute(
+                    "SELECT source_entity_id, target_entity_id FROM graph_relationships "
+                    f"WHERE tenant_id = ? AND source_entity_id IN ({marks}) "
+                    "UNION ALL SELECT source_entity_id, target_entity_id FROM graph_relationships "
+                    f"WHERE tenant_id = ? AND target_entity_id IN ({marks})",
+                    (tenant, *chunk, tenant, *chunk),
+                )
+                for ends in cursor:
+                    layer.update(other for other in ends if other not in seen)
+            if not layer:
+                break
+            seen |= layer
+            frontier = sorted(layer)
+            layers.append(frontier)
+        by_id = {
+            str(entity.id): entity
+            for entity in _read_entities(connection, tenant_id, seen - {str(entity_id)})
+        }
+    return [by_id[other] for layer_ids in layers for other in layer_ids if other in by_id]
+
+
+class SqliteGraphStore:
+    """A `GraphStore` persisted in one SQLite database file.
+
+    The constructor does no I/O. The file, and the graph tables in it, are
+    created on first use, with WAL journaling and `synchronous=NORMAL`: a
+    committed write survives the process being killed (not necessarily a
+    power loss). Other processes may open the same file; each sees what the
+    others have committed, and writers wait up to `BUSY_TIMEOUT_SECONDS` for
+    one another.
+
+    All database work runs on one thread owned by the store, so no call
+    blocks the event loop, and the calls of one store run one at a time in
+    the order they were made. Each call is one transaction, so a batch is
+    written whole or not at all, even if the process is killed mid-batch; a
+    call whose awaiting task is cancelled either never starts or runs its
+    transaction to the end. Reads build new models from rows, so a caller
+    can never reach what the store holds. Reads may map up to `MMAP_BYTES`
+    of the file into memory.
+
+    Use it as an async context manager, or call `close()` when done: that
+    closes the connection and ends the thread.
+
+    Raises (from any method):
+        ValueError: an argument is out of range.
+        StoreError: the store has been closed, the database failed, or the
+            file holds a graph schema version this code does not read; the
+            message names the path. The `sqlite3` error, if any, is the
+            `__cause__`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._path = os.fspath(path)
+        self._executor = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="redstring-sqlite-graph"
+        )
+        self._connection: sqlite3.Connection | None = None  # used only on the store's thread
+        self._started = False
+        self._closed = False
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"{type(self).__name__}({self._path!r}, {state})"
+
+    def _error(self, reason: str) -> StoreError:
+        return StoreError(store=f"sqlite graph store {self._path}", reason=reason)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the connection and end the store's thread. Safe to call more than once."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._started:
+                await asyncio.get_running_loop().run_in_executor(self._executor, self._disconnect)
+        finally:
+            self._executor.shutdown(wait=True)
+
+    def _disconnect(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            try:
+                connection.close()
+            except sqlite3.Error as exc:
+                raise self._error(str(exc)) from exc
+
+    async def _run[T](self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `work` on the store's thread with its connection, opening it if need be."""
+        if self._closed:
+            raise self._error("the store is closed")
+        self._started = True
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self._call, work)
+
+    def _call[T](self, work: Callable[[sqlite3.Connection], T]) -> T:
+        try:
+            return work(self._connection or self._connect())
+        except sqlite3.Error as exc:
+            raise self._error(str(exc)) from exc
+
+    def _connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(self._path, timeout=BUSY_TIMEOUT_SECONDS, autocommit=True)
+        try:
+            _enable_wal(connection)
+            connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+            _ensure_schema(connection, self._path)
+        except BaseException:
+            connection.close()
+            raise
+        self._connection = connection
+        return connection
+
+    # -- writes ---------------------------------------------------------------
+
+    async def upsert_entity(self, entity: Entity) -> None:
+        """Store the entity, replacing any with the same `(tenant_id, id)` and its keys."""
+        await self.upsert_entities([entity])
+
+    async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        """Store every entity in one transaction; a later one with the same key wins."""
+        batch = list(entities)
+        if batch:
+            await self._run(lambda connection: _write_entities(connection, batch))
+
+    async def upsert_relationship(self, relationship: Relationship) -> None:
+        """Store the relationship.
+
+        Raises:
+            MissingEntityError: an endpoint is not in the relationship's tenant.
+        """
+        await self.upsert_relationships([relationship])
+
+    async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+        """Store every relationship in one transaction, or none of them.
+
+        Endpoints are checked inside the transaction, so no concurrent writer
+        can remove one between the check and the write.
+
+        Raises:
+            MissingEntityError: some endpoint is not in its relationship's
+                tenant; it names the first such endpoint in batch order.
+        """
+        batch = list(relationships)
+        if batch:
+            await self._run(lambda connection: _write_relationships(connection, batch))
+
+    async def delete_by_tenant(self, tenant_id: TenantId) -> int:
+        """Remove every entity, key and relationship of the tenant; return the entity count."""
+        return await self._run(lambda connection: _delete_tenant(connection, tenant_id))
+
+    # -- reads ----------------------------------------------------------------
+
+    async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
+        """The entity, or `None` when the tenant holds no such id."""
+        found = await self.get_entities([entity_id], tenant_id)
+        return found[0] if found else None
+
+    async def get_entities(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> list[Entity]:
+        """The held entities among `entity_ids`, each once, in unspecified order."""
+        ids = list(dict.fromkeys(str(entity_id) for entity_id in entity_ids))
+        if not ids:
+            return []
+        return await self._run(lambda connection: _read_entities(connection, tenant_id, ids))
+
+    async def find_entities(
+        self,
+        tenant_id: TenantId,
+        *,
+        name: str | None = None,
+        entity_type: str | None = None,
+        limit: int | None = None,
+    ) -> list[Entity]:
+        """Entities matching the normalized `name` and/or exact `entity_type`, by `str(id)`.
+
+        Raises:
+            ValueError: `limit` is negative.
+        """
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must not be negative, got {limit}")
+        conditions = ["tenant_id = ?"]
+        parameters: list[object] = [str(tenant_id)]
+        if name is not None:
+            conditions.append("normalized_name = ?")
+            parameters.append(normalize_name(name))
+        if entity_type is not None:
+            # With a name, `+` keeps SQLite on the name index: a type can hold
+            # the whole tenant, a normalized name only a few entities.
+            conditions.append("entity_type = ?" if name is None else "+entity_type = ?")
+            parameters.append(entity_type)
+        parameters.append(-1 if limit is None else limit)
+        sql = (
+            f"SELECT body FROM graph_entities WHERE {' AND '.join(conditions)} ORDER BY id LIMIT ?"
+        )
+        return await self._run(lambda connection: _read_entity_list(connection, sql, parameters))
+
+    async def find_by_blocking_key(self, key: str, tenant_id: TenantId) -> list[Entity]:
+        """Every entity of the tenant carrying `key`, ordered by `str(id)`."""
+        return (await self.find_by_blocking_keys([key], tenant_id))[key]
+
+    async def find_by_blocking_keys(
+        self, keys: Sequence[str], tenant_id: TenantId
+    ) -> dict[str, list[Entity]]:
+        """Entities per requested key, from one indexed query.
+
+        Every requested key is present, `[]` when nothing carries it; an
+        entity carrying several requested keys appears under each, as a
+        separate object. Within a key, entities are ordered by `str(id)`.
+        The query is split only past SQLite's limit on bound parameters
+        (32,766 by default), and the parts then read one snapshot.
+        """
+        requested = list(keys)
+        if not requested:
+            return {}
+        return await self._run(lambda connection: _read_by_keys(connection, requested, tenant_id))
+
+    async def get_relationship(
+        self, relationship_id: RelationshipId, tenant_id: TenantId
+    ) -> Relationship | None:
+        """The relationship, or `None`."""
+
+        def read(connection: sqlite3.Connection) -> Relationship | None:
+            row = connection.execute(
+                "SELECT body FROM graph_relationships WHERE tenant_id = ? AND id = ?",
+                (str(tenant_id), str(relationship_id)),
+            ).fetchone()
+            return None if row is None else Relationship.model_validate_json(row[0])
+
+        return await self._run(read)
+
+    async def get_relationships(
+        self,
+        entity_id: EntityId,
+        tenant_id: TenantId,
+        *,
+        relationship_type: str | None = None,
+    ) -> list[Relationship]:
+        """Relationships with the entity at either end, ordered by `str(id)`."""
+        return await self._run(
+            lambda connection: _read_relationships(
+                connection, entity_id, tenant_id, relationship_type
+            )
+        )
+
+    async def neighbors(
+        self, entity_id: EntityId, tenant_id: TenantId, *, depth: int = 1
+    ) -> list[Entity]:
+        """Entities within `depth` hops, either direction, excluding the start.
+
+        Ordered by hop count, then `str(id)`; read from one snapshot.
+
+        Raises:
+            ValueError: `depth` is less than 1.
+        """
+        if depth < 1:
+            raise ValueError(f"depth must be at least 1, got {depth}")
+        return await self._run(lambda connection: _walk(connection, entity_id, tenant_id, depth))

@@ -1,0 +1,443 @@
+"""The SQLite graph store: the shared contract, plus files, processes and crashes."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import random
+import signal
+import sqlite3
+import sys
+import textwrap
+import time
+from contextlib import suppress
+from typing import TYPE_CHECKING
+
+import pytest
+from pydantic import ValidationError
+
+from redstring.domain.blocking import prefix_key
+from redstring.domain.entity import Entity
+from redstring.domain.exceptions import StoreError
+from redstring.graph.adapters.sqlite import SqliteGraphStore
+from redstring.ports.graph_store import GraphStore
+from tests.compliance.graph_store import GraphStoreCompliance, entity_id
+from tests.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
+
+#: More `?` parameters than one SQLite statement binds by default (32,766).
+OVER_PARAMETER_LIMIT = 40_000
+
+
+def close_all(stores: list[SqliteGraphStore]) -> None:
+    """Close every store on a private event loop, leaving the thread's loop alone."""
+    loop = asyncio.new_event_loop()
+    try:
+        for store in stores:
+            loop.run_until_complete(store.close())
+    finally:
+        loop.close()
+
+
+type OpenStore = Callable[..., SqliteGraphStore]
+
+
+@pytest.fixture
+def open_store(tmp_path: Path) -> Iterator[OpenStore]:
+    """Opens a store on `path` (`graph.db` by default); all are closed after the test."""
+    opened: list[SqliteGraphStore] = []
+
+    def open_(path: Path = tmp_path / "graph.db") -> SqliteGraphStore:
+        opened.append(SqliteGraphStore(path))
+        return opened[-1]
+
+    yield open_
+    close_all(opened)
+
+
+class TestSqliteGraphStore(GraphStoreCompliance):
+    @pytest.fixture(autouse=True)
+    def _fresh_files(self, tmp_path: Path, open_store: OpenStore) -> None:
+        files = (tmp_path / f"graph-{n}.db" for n in itertools.count())
+        self._open_next = lambda: open_store(next(files))
+
+    def new_store(self) -> GraphStore:
+        return self._open_next()
+
+    def test_it_satisfies_the_port(self) -> None:
+        assert isinstance(self.new_store(), GraphStore)
+
+
+# -- files -------------------------------------------------------------------
+
+
+def test_the_constructor_touches_no_file(tmp_path: Path) -> None:
+    store = SqliteGraphStore(tmp_path / "graph.db")
+    assert list(tmp_path.iterdir()) == []
+    close_all([store])
+    assert list(tmp_path.iterdir()) == []
+
+
+async def test_entities_keys_and_relationships_survive_closing_and_reopening(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "graph.db"
+    ada = make_entity(id=entity_id(1), name="Ada Lovelace", properties={"born": 1815})
+    charles = make_entity(id=entity_id(2), name="Charles Babbage")
+    theirs = make_entity(id=entity_id(1), name="Someone Else", tenant_id=OTHER_TENANT)
+    knows = make_relationship(ada, charles, relationship_type="knows")
+    async with SqliteGraphStore(path) as store:
+        await store.upsert_entities([ada, charles, theirs])
+        await store.upsert_relationship(knows)
+
+    async with SqliteGraphStore(str(path)) as reopened:
+        assert await reopened.get_entity(ada.id, TENANT) == ada
+        assert await reopened.get_entity(ada.id, OTHER_TENANT) == theirs
+        assert await reopened.find_by_blocking_key(prefix_key(charles), TENANT) == [charles]
+        assert await reopened.find_entities(TENANT, name="ADA  lovelace") == [ada]
+        assert await reopened.get_relationships(charles.id, TENANT) == [knows]
+        assert await reopened.neighbors(ada.id, TENANT) == [charles]
+
+
+async def test_a_newer_schema_version_in_the_file_is_refused_with_a_clear_error(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "graph.db"
+    async with SqliteGraphStore(path) as store:
+        await store.upsert_entity(make_entity())
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE graph_meta SET value = '99' WHERE name = 'schema_version'")
+    connection.close()
+
+    async with SqliteGraphStore(path) as newer:
+        with pytest.raises(StoreError, match=r"graph\.db.*version 99.*newer.*only version 1"):
+            await newer.get_entity(entity_id(1), TENANT)
+
+
+async def test_it_shares_a_file_with_other_tables_and_leaves_them_alone(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE vectors (entity_id TEXT, tenant_id TEXT)")
+        connection.execute("INSERT INTO vectors VALUES ('e', ?)", (str(TENANT),))
+        connection.execute("PRAGMA user_version = 7")
+    connection.close()
+
+    async with SqliteGraphStore(path) as store:
+        await store.upsert_entity(make_entity())
+        assert await store.delete_by_tenant(TENANT) == 1
+
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("SELECT count(*) FROM vectors").fetchone() == (1,)
+        assert connection.execute("PRAGMA user_version").fetchone() == (7,)
+        assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    connection.close()
+
+
+async def test_a_closed_store_raises_a_value_error_naming_its_path(tmp_path: Path) -> None:
+    store = SqliteGraphStore(tmp_path / "graph.db")
+    await store.upsert_entity(make_entity())
+    await store.close()
+    await store.close()
+    with pytest.raises(StoreError, match=r"graph\.db: the store is closed"):
+        await store.get_entity(entity_id(1), TENANT)
+
+
+async def test_a_database_failure_is_a_runtime_error_naming_the_path(tmp_path: Path) -> None:
+    async with SqliteGraphStore(tmp_path) as store:  # a directory, not a database file
+        with pytest.raises(StoreError, match=str(tmp_path)) as raised:
+            await store.get_entity(entity_id(1), TENANT)
+    assert isinstance(raised.value.__cause__, sqlite3.Error)
+
+
+# -- edges of the backend ------------------------------------------------------
+
+
+async def test_more_keys_and_ids_than_one_statement_binds_are_all_answered(
+    open_store: OpenStore,
+) -> None:
+    store = open_store()
+    first = make_entity(id=entity_id(1), blocking_keys=frozenset({"k:0"}))
+    last = make_entity(id=entity_id(2), blocking_keys=frozenset({f"k:{OVER_PARAMETER_LIMIT - 1}"}))
+    await store.upsert_entities([first, last])
+
+    keys = [f"k:{n}" for n in range(OVER_PARAMETER_LIMIT)]
+    found = await store.find_by_blocking_keys(keys, TENANT)
+    assert len(found) == OVER_PARAMETER_LIMIT
+    assert found["k:0"] == [first]
+    assert found[keys[-1]] == [last]
+    assert sum(len(group) for group in found.values()) == 2
+
+    ids = [entity_id(n) for n in range(1, OVER_PARAMETER_LIMIT + 1)]
+    assert sorted(await store.get_entities(ids, TENANT), key=lambda e: str(e.id)) == [first, last]
+
+
+async def test_neighbors_walk_a_frontier_larger_than_one_statement_binds(
+    open_store: OpenStore,
+) -> None:
+    store = open_store()
+    hub = make_entity(id=entity_id(1))
+    leaves = [make_entity(id=entity_id(n), blocking_keys=None) for n in range(2, 16_502)]
+    beyond = make_entity(id=entity_id(20_000), blocking_keys=None)
+    await store.upsert_entities([hub, *leaves, beyond])
+    await store.upsert_relationships(
+        [make_relationship(hub, leaf) for leaf in leaves]
+        + [make_relationship(beyond, leaves[-1])]  # reached only through the last chunk
+    )
+    assert await store.neighbors(hub.id, TENANT, depth=2) == [*leaves, beyond]
+
+
+async def test_a_self_loop_is_one_relationship_and_no_neighbor(
+    open_store: OpenStore,
+) -> None:
+    store = open_store()
+    ada = make_entity(id=entity_id(1))
+    loop = make_relationship(ada, ada)
+    await store.upsert_entity(ada)
+    await store.upsert_relationship(loop)
+    assert await store.get_relationships(ada.id, TENANT) == [loop]
+    assert await store.neighbors(ada.id, TENANT) == []
+
+
+async def test_stores_writing_one_file_at_once_lose_nothing(open_store: OpenStore) -> None:
+    writers = [open_store() for _ in range(4)]
+    batches = [[make_entity(id=entity_id(100 * b + n)) for n in range(20)] for b in range(8)]
+    await asyncio.gather(
+        *(
+            writers[number % len(writers)].upsert_entities(batch)
+            for number, batch in enumerate(batches)
+        )
+    )
+    for writer in writers:
+        assert len(await writer.find_entities(TENANT)) == 160
+
+
+async def test_opening_waits_while_another_connection_holds_the_write_lock(
+    open_store: OpenStore, tmp_path: Path
+) -> None:
+    # SQLite refuses the switch to WAL at once, without waiting on the busy
+    # timeout, while another connection holds a write lock on a file that is
+    # not in WAL yet.
+    path = tmp_path / "graph.db"
+    holder = sqlite3.connect(path, autocommit=True)
+    holder.execute("CREATE TABLE other (x)")
+    holder.execute("BEGIN IMMEDIATE")
+    asyncio.get_running_loop().call_later(0.2, holder.execute, "COMMIT")
+    try:
+        store = open_store(path)
+        await store.upsert_entity(make_entity(id=entity_id(1)))
+        assert [entity.id for entity in await store.find_entities(TENANT)] == [entity_id(1)]
+    finally:
+        holder.close()
+
+
+async def test_reupserting_in_one_tenant_leaves_the_other_tenants_keys_alone(
+    open_store: OpenStore,
+) -> None:
+    store = open_store()
+    mine = make_entity(id=entity_id(1), name="Ada Lovelace")
+    theirs = make_entity(id=entity_id(1), name="Ada Lovelace", tenant_id=OTHER_TENANT)
+    await store.upsert_entities([mine, theirs])
+    renamed = make_entity(id=entity_id(1), name="Charles Babbage")
+    await store.upsert_entity(renamed)
+    assert await store.find_by_blocking_key(prefix_key(mine), TENANT) == []
+    assert await store.find_by_blocking_key(prefix_key(renamed), TENANT) == [renamed]
+    assert await store.find_by_blocking_key(prefix_key(theirs), OTHER_TENANT) == [theirs]
+    assert await store.find_by_blocking_key(prefix_key(renamed), OTHER_TENANT) == []
+
+
+async def test_reads_are_ordered_by_id_not_by_when_rows_were_written(
+    open_store: OpenStore,
+) -> None:
+    store = open_store()
+    written = [
+        make_entity(id=entity_id(n), name="Ada", blocking_keys=frozenset({"k"})) for n in (3, 2, 1)
+    ]
+    for entity in written:  # one call each: rows are numbered in this order
+        await store.upsert_entity(entity)
+    in_id_order = written[::-1]
+    assert await store.find_by_blocking_keys(["k"], TENANT) == {"k": in_id_order}
+    assert await store.find_entities(TENANT, name="ada") == in_id_order
+    assert await store.find_entities(TENANT, entity_type="person") == in_id_order
+
+
+async def test_a_read_entity_behaves_like_one_validated_from_the_same_json(
+    open_store: OpenStore,
+) -> None:
+    store = open_store()
+    written = make_entity(
+        id=entity_id(1),
+        name="Ada Lovelace",
+        description="mathematician",
+        source_id="doc-1",
+        model="fake/canned-v1",
+        confidence=0.5,
+        properties={"aliases": ["Ada"], "born": 1815, "nested": {"ok": True, "x": None}},
+    )
+    await store.upsert_entity(written)
+    read = await store.get_entity(written.id, TENANT)
+    validated = Entity.model_validate_json(written.model_dump_json())
+    assert type(read) is Entity
+    assert read == validated == written
+    assert read.model_fields_set == validated.model_fields_set
+    assert read.model_dump() == validated.model_dump()
+    assert read.model_dump_json() == written.model_dump_json()
+    assert read.model_copy(update={"name": "Ada King"}).name == "Ada King"
+    with pytest.raises(ValidationError, match="frozen"):
+        read.name = "changed"  # type: ignore[misc]
+
+
+# -- other processes -------------------------------------------------------------
+
+READER = """
+import asyncio, json, sys
+from uuid import UUID
+from redstring.domain.ids import TenantId
+from redstring.graph.adapters.sqlite import SqliteGraphStore
+
+async def main() -> None:
+    tenant = TenantId(UUID(sys.argv[2]))
+    async with SqliteGraphStore(sys.argv[1]) as store:
+        [ada] = await store.find_entities(tenant, name="ada lovelace")
+        groups = await store.find_by_blocking_keys(["p:ada l", "p:charl", "p:nobod"], tenant)
+        relationships = await store.get_relationships(ada.id, tenant)
+    print(json.dumps({
+        "properties": ada.properties,
+        "groups": {key: [e.name for e in group] for key, group in groups.items()},
+        "relationships": [r.relationship_type for r in relationships],
+    }))
+
+asyncio.run(main())
+"""
+
+
+async def test_a_reader_in_another_process_sees_committed_writes(
+    open_store: OpenStore, tmp_path: Path
+) -> None:
+    path = tmp_path / "graph.db"
+    writer = open_store(path)  # still open while the other process reads
+    ada = make_entity(name="Ada Lovelace", properties={"born": 1815})
+    charles = make_entity(name="Charles Babbage")
+    await writer.upsert_entities([ada, charles])
+    await writer.upsert_relationship(make_relationship(ada, charles, relationship_type="knows"))
+
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        textwrap.dedent(READER),
+        str(path),
+        str(TENANT),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=60)
+    assert process.returncode == 0, stderr.decode()
+    assert json.loads(stdout) == {
+        "properties": {"born": 1815},
+        "groups": {"p:ada l": ["Ada Lovelace"], "p:charl": ["Charles Babbage"], "p:nobod": []},
+        "relationships": ["knows"],
+    }
+
+
+#: A process that writes `BATCHES` batches of `BATCH_SIZE` entities, announcing each.
+WRITER = """
+import asyncio, sys
+from uuid import UUID
+from redstring.domain.entity import Entity, ExtractionMethod
+from redstring.domain.ids import EntityId, TenantId
+from redstring.graph.adapters.sqlite import SqliteGraphStore
+
+path, batches, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+tenant = TenantId(UUID(sys.argv[4]))
+
+def batch(number: int) -> list[Entity]:
+    return [
+        Entity(
+            id=EntityId(UUID(int=number * size + n + 1)),
+            tenant_id=tenant,
+            name=f"batch {number} entity {n}",
+            entity_type="marker",
+            extraction_method=ExtractionMethod.MANUAL,
+            confidence=1.0,
+            blocking_keys=frozenset({f"b:{number}", f"e:{number}:{n}"}),
+        )
+        for n in range(size)
+    ]
+
+async def main() -> None:
+    async with SqliteGraphStore(path) as store:
+        await store.get_entity(EntityId(UUID(int=0)), tenant)  # open the file first
+        for number in range(batches):
+            entities = batch(number)
+            print("writing", number, flush=True)
+            await store.upsert_entities(entities)
+            print("wrote", number, flush=True)
+
+asyncio.run(main())
+"""
+BATCHES = 5
+BATCH_SIZE = 20_000
+
+
+def batch_counts(path: Path, number: int) -> tuple[int, int, int]:
+    """(entities, batch keys, per-entity keys) of one batch, counted in the file."""
+    with sqlite3.connect(path) as connection:
+        counts = connection.execute(
+            """SELECT
+                (SELECT count(*) FROM graph_entities WHERE normalized_name LIKE ?),
+                (SELECT count(*) FROM graph_entity_keys WHERE key = ?),
+                (SELECT count(*) FROM graph_entity_keys WHERE key LIKE ?)""",
+            (f"batch {number} entity %", f"b:{number}", f"e:{number}:%"),
+        ).fetchone()
+    connection.close()
+    return counts  # type: ignore[no-any-return]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs SIGKILL")
+async def test_a_process_killed_mid_batch_leaves_each_batch_whole_or_absent(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "graph.db"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        textwrap.dedent(WRITER),
+        str(path),
+        str(BATCHES),
+        str(BATCH_SIZE),
+        str(TENANT),
+        stdout=asyncio.subprocess.PIPE,
+    )
+
+    async def announced(expected: str) -> float:
+        assert process.stdout is not None
+        line = await asyncio.wait_for(process.stdout.readline(), timeout=60)
+        assert line.decode().strip() == expected
+        return time.perf_counter()
+
+    try:
+        # Time one whole upsert, then kill the process somewhere inside the next.
+        began = await announced("writing 0")
+        upsert = await announced("wrote 0") - began
+        await announced("writing 1")
+        delay = random.uniform(0.2, 0.9) * upsert
+        await asyncio.sleep(delay)
+    finally:
+        with suppress(ProcessLookupError):  # already gone, if it failed early
+            process.kill()
+        status = await process.wait()
+    assert status == -signal.SIGKILL, "the writer finished before it was killed"
+
+    counts = [batch_counts(path, number) for number in range(BATCHES)]
+    whole, absent = (BATCH_SIZE,) * 3, (0, 0, 0)
+    written = [count == whole for count in counts]
+    assert counts[0] == whole
+    assert all(count in (whole, absent) for count in counts), (
+        f"killed {delay:.3f}s into batch 1: {counts}"
+    )
+    assert written == sorted(written, reverse=True), f"a later batch without an earlier: {counts}"
+    async with SqliteGraphStore(path) as store:
+        assert len(await store.find_by_blocking_key(f"e:0:{BATCH_SIZE - 1}", TENANT)) == 1
