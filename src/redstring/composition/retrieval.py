@@ -22,7 +22,8 @@ badly lagging projection into silence.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+from typing import TYPE_CHECKING, Any
 
 from redstring.domain.blocking import query_blocking_keys
 from redstring.domain.exceptions import DimensionMismatchError
@@ -39,6 +40,11 @@ if TYPE_CHECKING:
     from redstring.ports.embedding import EmbeddingProvider
     from redstring.ports.graph_store import GraphReader
     from redstring.ports.vector_store import VectorReader
+
+
+async def _nothing() -> dict[EntityId, Any]:
+    """What a channel that is off contributes: an empty ranking."""
+    return {}
 
 
 class Retriever:
@@ -102,17 +108,16 @@ class Retriever:
         if k == 0 or entity_types == []:
             return RetrievalResult(query=query, matches=[])
 
-        semantic: dict[EntityId, float] = {}
-        if mode in (RetrievalMode.SEMANTIC, RetrievalMode.HYBRID):
-            [vector] = await self._embeddings.embed([query])
-            for match in await self._vectors.search(
-                vector, tenant_id, k=k, entity_types=entity_types
-            ):
-                semantic[match.entity_id] = match.score
-
-        lexical: dict[EntityId, tuple[Entity, float]] = {}
-        if mode in (RetrievalMode.LEXICAL, RetrievalMode.HYBRID):
-            lexical = await self._lexical(query, tenant_id, k, entity_types)
+        # The channels share nothing until fusion, so they run concurrently:
+        # the embedding call and the graph lookup overlap.
+        semantic, lexical = await asyncio.gather(
+            self._semantic(query, tenant_id, k, entity_types)
+            if mode in (RetrievalMode.SEMANTIC, RetrievalMode.HYBRID)
+            else _nothing(),
+            self._lexical(query, tenant_id, k, entity_types)
+            if mode in (RetrievalMode.LEXICAL, RetrievalMode.HYBRID)
+            else _nothing(),
+        )
 
         fused = reciprocal_rank_fusion([list(semantic), list(lexical)])[:k]
         entities = {entity_id: entity for entity_id, (entity, _) in lexical.items()}
@@ -133,6 +138,18 @@ class Retriever:
                 if entity_id in entities
             ],
         )
+
+    async def _semantic(
+        self,
+        query: str,
+        tenant_id: TenantId,
+        k: int,
+        entity_types: Sequence[str] | None,
+    ) -> dict[EntityId, float]:
+        """The vector store's best `k` for the query's embedding: score per id, best first."""
+        [vector] = await self._embeddings.embed([query])
+        matches = await self._vectors.search(vector, tenant_id, k=k, entity_types=entity_types)
+        return {match.entity_id: match.score for match in matches}
 
     async def _lexical(
         self,

@@ -527,28 +527,29 @@ class SqliteVectorStore:
         Filters (`entity_types`, `min_score`) apply before `k`; ties break by
         `str(entity_id)`. See `redstring.ports.vector_store` for the contract.
         """
-
-        def work(connection: sqlite3.Connection) -> list[VectorMatch]:
-            query = check_query(
-                vector, self._dimension, k=k, entity_types=entity_types, min_score=min_score
-            )
-            if k == 0:
-                return []
-            snapshot = self._snapshot(connection, str(tenant_id))
-            allowed_types = None
-            if entity_types is not None:
-                types = snapshot.types
-                allowed_types = [types[name] for name in entity_types if name in types]
-            return search_exactly(
-                snapshot.matrix,
-                snapshot.norms,
-                snapshot.type_codes,
-                snapshot.ids,
-                lambda row: json.loads(snapshot.metadata[row]),
-                query,
-                k=k,
-                allowed_types=allowed_types,
-                min_score=min_score,
-            )
-
-        return await self._run(work)
+        query = check_query(
+            vector, self._dimension, k=k, entity_types=entity_types, min_score=min_score
+        )
+        if k == 0:
+            return []
+        tenant = str(tenant_id)
+        # Only the snapshot needs the connection. It is never changed once
+        # built, so the search itself runs here rather than on the worker
+        # thread, which saves a thread hand-off around the numpy work.
+        snapshot = await self._run(lambda connection: self._snapshot(connection, tenant))
+        allowed_types = None
+        if entity_types is not None:
+            allowed_types = [
+                snapshot.types[name] for name in entity_types if name in snapshot.types
+            ]
+        return search_exactly(
+            snapshot.matrix,
+            snapshot.norms,
+            snapshot.type_codes,
+            snapshot.ids,
+            lambda row: json.loads(snapshot.metadata[row]),
+            query,
+            k=k,
+            allowed_types=allowed_types,
+            min_score=min_score,
+        )

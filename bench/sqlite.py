@@ -1,0 +1,157 @@
+"""The SQLite stores against the in-memory ones, measured in the same run.
+
+At each size (10,000 and 100,000 entities by default, one tenant, 384
+dimensions), builds the same entities and name vectors into both backends
+and prints:
+
+- import throughput in entities/s, without embeddings (graph only) and with
+  them (graph and vectors; the vectors come from `FakeEmbeddingProvider`, so
+  this is the stores' cost, not a model's), and the SQLite/memory ratio;
+- `Retriever.retrieve` p50 for misspelled queries in each mode, SQLite as a
+  ratio to memory (target: at most 2x), after one warm-up query that loads
+  the SQLite tenant into memory (its time is printed too);
+- the local embedding model's throughput on 500 names, when the `local`
+  extra is installed, for scale: embedding, not storing, bounds a real import.
+
+Usage: `uv run --all-extras python bench/sqlite.py [--sizes 10000 100000]`
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from uuid import uuid4
+
+from redstring import (
+    Entity,
+    FakeEmbeddingProvider,
+    InMemoryGraphStore,
+    InMemoryVectorStore,
+    RetrievalMode,
+    Retriever,
+    SqliteGraphStore,
+    SqliteVectorStore,
+    TenantId,
+    VectorRecord,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from retrieve import build, misspell, names
+
+DIMENSION = 384
+QUERIES = 40
+
+
+async def import_into(
+    graph: InMemoryGraphStore | SqliteGraphStore,
+    vectors: InMemoryVectorStore | SqliteVectorStore,
+    entities: list[Entity],
+    records: list[VectorRecord],
+) -> tuple[float, float]:
+    """Seconds to write the graph alone, then the vectors."""
+    started = time.perf_counter()
+    await graph.upsert_entities(entities)
+    graph_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    await vectors.upsert_many(records)
+    return graph_seconds, time.perf_counter() - started
+
+
+async def p50(retriever: Retriever, tenant: TenantId, queries: list[str], mode: str) -> float:
+    samples = []
+    for query in queries:
+        started = time.perf_counter()
+        await retriever.retrieve(query, tenant, k=10, mode=RetrievalMode(mode))
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+async def one_size(size: int, folder: Path) -> None:
+    rng = random.Random(size)
+    tenant = TenantId(uuid4())
+    all_names = names(size, rng)
+    entities = build(tenant, all_names)
+    embeddings = FakeEmbeddingProvider(dimension=DIMENSION)
+    records = [
+        VectorRecord(
+            entity_id=entity.id,
+            tenant_id=tenant,
+            vector=vector,
+            metadata={"entity_type": entity.entity_type},
+        )
+        for entity, vector in zip(entities, await embeddings.embed(all_names), strict=True)
+    ]
+    queries = [misspell(name, rng) for name in rng.sample(all_names, QUERIES)]
+
+    memory_graph, memory_vectors = InMemoryGraphStore(), InMemoryVectorStore(dimension=DIMENSION)
+    memory_import = await import_into(memory_graph, memory_vectors, entities, records)
+    memory = Retriever(embeddings=embeddings, vectors=memory_vectors, graph=memory_graph)
+
+    database = folder / f"bench-{size}.db"
+    async with (
+        SqliteGraphStore(database) as sqlite_graph,
+        SqliteVectorStore(database, dimension=DIMENSION) as sqlite_vectors,
+    ):
+        sqlite_import = await import_into(sqlite_graph, sqlite_vectors, entities, records)
+        sqlite = Retriever(embeddings=embeddings, vectors=sqlite_vectors, graph=sqlite_graph)
+        started = time.perf_counter()
+        await sqlite.retrieve(queries[0], tenant)
+        warm_up = time.perf_counter() - started
+        latencies = {
+            mode: (
+                await p50(memory, tenant, queries, mode),
+                await p50(sqlite, tenant, queries, mode),
+            )
+            for mode in ("hybrid", "semantic", "lexical")
+        }
+
+    print(f"\n{size:,} entities, dimension {DIMENSION}")
+    rows = [
+        ("import without embeddings", memory_import[0], sqlite_import[0]),
+        ("import with embeddings", sum(memory_import), sum(sqlite_import)),
+    ]
+    for label, in_memory, on_disk in rows:
+        print(
+            f"  {label:<28} memory {size / in_memory:>9,.0f}/s  sqlite {size / on_disk:>9,.0f}/s"
+            f"  sqlite/memory {on_disk / in_memory:5.2f}x (time)"
+        )
+    print(f"  first sqlite retrieve (loads the tenant): {warm_up * 1e3:,.0f} ms")
+    for mode, (in_memory, on_disk) in latencies.items():
+        print(
+            f"  retrieve {mode:<9} p50   memory {in_memory * 1e3:7.2f} ms  "
+            f"sqlite {on_disk * 1e3:7.2f} ms  sqlite/memory {on_disk / in_memory:5.2f}x"
+        )
+
+
+async def local_model_rate() -> None:
+    try:
+        from redstring.llm.adapters.e5 import E5EmbeddingProvider
+    except ImportError:
+        print("\nlocal embedding model: not installed (the `local` extra)")
+        return
+    texts = names(500, random.Random(1))
+    async with E5EmbeddingProvider() as provider:
+        await provider.embed(texts[:8])
+        started = time.perf_counter()
+        await provider.embed(texts)
+        seconds = time.perf_counter() - started
+    print(f"\nlocal embedding model ({provider.model}): {len(texts) / seconds:,.0f} names/s")
+
+
+async def main(sizes: list[int]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        for size in sizes:
+            await one_size(size, Path(folder))
+    await local_model_rate()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    asyncio.run(main(parser.parse_args().sizes))
