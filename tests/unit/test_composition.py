@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -26,6 +26,9 @@ from redstring import (
 from redstring.composition import GraphBuildReport
 from redstring.projections import GraphProjection, VectorProjection
 from tests.factories import OTHER_TENANT, TENANT
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 DIMENSION = 384
 TEXT = "Ada Lovelace worked with Charles Babbage on the Analytical Engine."
@@ -319,3 +322,41 @@ async def test_the_collaborators_it_was_handed_are_left_open() -> None:
 
 def test_auto_reads_as_what_it_is() -> None:
     assert repr(AUTO) == "AUTO"
+
+
+class _MiscountingEmbeddings(FakeEmbeddingProvider):
+    """A provider that breaks its port's contract: one vector too few."""
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return (await super().embed(texts))[:-1]
+
+
+class _ShortVectorEmbeddings(FakeEmbeddingProvider):
+    """A provider that breaks its port's contract: vectors shorter than it says."""
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [vector[:-1] for vector in await super().embed(texts)]
+
+
+@pytest.mark.parametrize(
+    ("embeddings", "error"),
+    [
+        (_MiscountingEmbeddings(dimension=DIMENSION), EmbeddingProviderError),
+        (_ShortVectorEmbeddings(dimension=DIMENSION), DimensionMismatchError),
+    ],
+    ids=["wrong-count", "wrong-length"],
+)
+async def test_a_provider_that_breaks_its_contract_fails_before_any_write(
+    embeddings: FakeEmbeddingProvider, error: type[Exception]
+) -> None:
+    graph, vectors = InMemoryGraphStore(), InMemoryVectorStore(dimension=DIMENSION)
+    with pytest.raises(error):
+        await build_graph(
+            DOCUMENT,
+            provider=provider(),
+            store=graph,
+            tenant_id=TENANT,
+            embedding_provider=embeddings,
+            vector_store=vectors,
+        )
+    assert await graph.find_entities(TENANT) == []

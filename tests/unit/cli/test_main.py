@@ -239,6 +239,9 @@ MALFORMED = {
     "no name": lambda tmp: _bad_jsonl(tmp, json.dumps({"entity_type": "city"})),
     "a blank name": lambda tmp: _bad_jsonl(tmp, json.dumps(city(" " * 3))),
     "not an object": lambda tmp: _bad_jsonl(tmp, json.dumps(["Oslo", "city"])),
+    "properties not an object": lambda tmp: _bad_jsonl(
+        tmp, json.dumps({"name": "Oslo", "entity_type": "city", "properties": ["x"]})
+    ),
     "a CSV row with too many fields": _bad_csv,
 }
 
@@ -681,3 +684,31 @@ def test_the_how_to_s_tenant_example_prints_what_the_page_shows(
             assert result.out.splitlines() == shown
             compared += 1
     assert compared == 2
+
+
+def test_searching_a_database_of_an_unknown_model_fails_naming_the_model(tmp_path: Path) -> None:
+    db = tmp_path / "other.db"
+    made_by_another_model(db)
+    result = run("search", "Oslo", "--db", db)
+    assert result.status == 1
+    assert "someone/else" in result.err
+
+
+def test_an_empty_csv_file_imports_nothing_and_says_so(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.csv"
+    empty.write_text("", encoding="utf-8")
+    result = run("import", empty, "--db", tmp_path / "empty.db", "--embeddings", "none")
+    assert result.status == 0
+    assert "imported 0 entities" in result.out
+
+
+def test_building_a_blank_document_fails_before_any_request(
+    tmp_path: Path, server: FakeOpenAiServer
+) -> None:
+    blank = tmp_path / "blank.txt"
+    blank.write_text("  \n\t\n", encoding="utf-8")
+    result = build(server.base_url, tmp_path / "built.db", blank)
+    assert result.status == 1
+    assert "blank.txt is empty" in result.err
+    assert not (tmp_path / "built.db").exists()
+    assert server.requests() == []

@@ -58,3 +58,39 @@ class TestInMemoryVectorStore(VectorStoreCompliance):
         store = InMemoryVectorStore(dimension=DIMENSION)
         with pytest.raises(ValueError, match="min_score"):
             await store.search(basis(0), TENANT, min_score=bad)
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        pytest.param(["a"] * DIMENSION, "flat sequence of numbers", id="not-numbers"),
+        pytest.param([[1.0]] * DIMENSION, "flat sequence of 384 numbers", id="nested"),
+    ],
+)
+async def test_a_vector_that_is_not_flat_numbers_is_refused_by_name(
+    bad: list[object], message: str
+) -> None:
+    store = InMemoryVectorStore(dimension=DIMENSION)
+    with pytest.raises(ValueError, match=message):
+        await store.upsert(entity_id(1), bad, TENANT)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=message):
+        await store.search(bad, TENANT)  # type: ignore[arg-type]
+
+
+async def test_a_batch_holding_something_else_names_its_index() -> None:
+    store = InMemoryVectorStore(dimension=DIMENSION)
+    good = VectorRecord(entity_id=entity_id(1), tenant_id=TENANT, vector=basis(0))
+    with pytest.raises(ValueError, match=r"records\[1\] is not a VectorRecord"):
+        await store.upsert_many([good, {"vector": basis(1)}])  # type: ignore[list-item]
+    assert await store.get(entity_id(1), TENANT) is None
+
+
+async def test_filters_that_leave_nothing_return_nothing_rather_than_the_rest() -> None:
+    store = InMemoryVectorStore(dimension=DIMENSION)
+    await store.upsert(entity_id(1), basis(0), TENANT, metadata={"entity_type": "person"})
+    await store.upsert(entity_id(2), basis(1), TENANT, metadata={"entity_type": "person"})
+    assert await store.search(basis(2), TENANT, entity_types=["ship"]) == []
+    assert await store.search(basis(2), TENANT, min_score=0.9) == []
+    close = [1.0, 0.01] + [0.0] * (DIMENSION - 2)
+    [match] = await store.search(close, TENANT, min_score=0.99995)
+    assert match.entity_id == entity_id(1)

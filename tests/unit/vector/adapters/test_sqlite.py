@@ -535,3 +535,12 @@ async def test_search_answers_exactly_what_the_in_memory_store_answers(
                 assert answers(await store.search(query, tenant, **arguments)) == answers(
                     expected
                 ), (tenant, query, arguments)
+
+
+async def test_stored_settings_of_a_file_that_is_not_sqlite_is_a_store_error(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"this is not a database, just some text " * 100)
+    with pytest.raises(StoreError, match=r"notes\.db"):
+        await SqliteVectorStore.stored_settings(path)
