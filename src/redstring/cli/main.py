@@ -20,12 +20,11 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from redstring.cli.progress import Progress
 from redstring.cli.rows import RowError, read_entities
-from redstring.composition import Retriever, build_graph
+from redstring.composition import Retriever, build_graph, embed_entity_names
 from redstring.domain.exceptions import RedstringError
 from redstring.domain.ids import SourceId, TenantId
 from redstring.domain.retrieval import RetrievalMode
 from redstring.domain.source import SourceDocument
-from redstring.domain.vector import VectorRecord
 from redstring.graph.adapters.sqlite import SqliteGraphStore
 from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.vector.adapters.sqlite import SqliteVectorStore
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from redstring.domain.entity import Entity
+    from redstring.domain.vector import VectorRecord
     from redstring.ports.embedding import EmbeddingProvider
 
 #: The tenant used when `--tenant` is omitted.
@@ -119,14 +119,11 @@ async def _import(
     arguments: argparse.Namespace, entities: list[Entity], out: TextIO, err: TextIO
 ) -> None:
     path: Path = arguments.file
-    tenant = tenant_id_for(arguments.tenant)
     provider = embedding_provider(arguments.embeddings)
     records: list[VectorRecord] = []
     if provider is not None:
         await _check_stored_model(arguments.db, provider)
-        records = await _embed(
-            entities, provider, tenant, Progress("embedding", len(entities), err)
-        )
+        records = await _embed(entities, provider, Progress("embedding", len(entities), err))
     # One transaction per store: a failed import leaves no partial graph.
     async with SqliteGraphStore(arguments.db) as graph:
         await graph.upsert_entities(entities)
@@ -142,21 +139,12 @@ async def _import(
 
 
 async def _embed(
-    entities: Sequence[Entity], provider: EmbeddingProvider, tenant: TenantId, progress: Progress
+    entities: Sequence[Entity], provider: EmbeddingProvider, progress: Progress
 ) -> list[VectorRecord]:
     records: list[VectorRecord] = []
     for start in range(0, len(entities), EMBED_BATCH):
         batch = entities[start : start + EMBED_BATCH]
-        vectors = await provider.embed([entity.name for entity in batch])
-        records.extend(
-            VectorRecord(
-                entity_id=entity.id,
-                tenant_id=tenant,
-                vector=vector,
-                metadata={"entity_type": entity.entity_type},
-            )
-            for entity, vector in zip(batch, vectors, strict=True)
-        )
+        records.extend(await embed_entity_names(batch, provider))
         progress.advance(len(batch))
     progress.finish()
     return records

@@ -15,7 +15,20 @@ This was one module until retrieval arrived; see the ADR amending 0007.
 
 from __future__ import annotations
 
-from redstring.composition.build_graph import AUTO, AutoDomain, GraphBuildReport, build_graph
+from redstring.composition.build_graph import (
+    AUTO,
+    AutoDomain,
+    GraphBuildReport,
+    build_graph,
+    embed_entity_names,
+)
 from redstring.composition.retrieval import Retriever
 
-__all__ = ["AUTO", "AutoDomain", "GraphBuildReport", "Retriever", "build_graph"]
+__all__ = [
+    "AUTO",
+    "AutoDomain",
+    "GraphBuildReport",
+    "Retriever",
+    "build_graph",
+    "embed_entity_names",
+]

@@ -28,6 +28,8 @@ from redstring.projections.graph import GraphProjection
 from redstring.projections.vector import VectorProjection
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from redstring.domain.entity import Entity
     from redstring.domain.ids import TenantId
     from redstring.domain.source import SourceDocument
@@ -166,7 +168,7 @@ async def build_graph(
     ]
     records: tuple[VectorRecord, ...] = ()
     if embedding_provider is not None and vector_store is not None and result.entities:
-        records = await _embed(result.entities, embedding_provider, tenant_id)
+        records = await embed_entity_names(result.entities, embedding_provider)
         events.append(
             EntitiesEmbedded(
                 event_id=uuid4(),
@@ -200,10 +202,19 @@ async def build_graph(
     )
 
 
-async def _embed(
-    entities: tuple[Entity, ...], provider: EmbeddingProvider, tenant_id: TenantId
+async def embed_entity_names(
+    entities: Sequence[Entity], provider: EmbeddingProvider
 ) -> tuple[VectorRecord, ...]:
-    """One record per entity: its name's vector, tagged with its type."""
+    """One record per entity: its name's vector, in its own tenant, tagged with its type.
+
+    `metadata={"entity_type": ...}` is what lets an `entity_types` filter
+    work on the semantic channel exactly as on the lexical one.
+
+    Raises:
+        EmbeddingProviderError: the provider failed, or returned a vector
+            count other than one per entity.
+        DimensionMismatchError: a vector is not of the provider's dimension.
+    """
     vectors = await provider.embed([entity.name for entity in entities])
     if len(vectors) != len(entities):
         raise EmbeddingProviderError(
@@ -216,7 +227,7 @@ async def _embed(
     return tuple(
         VectorRecord(
             entity_id=entity.id,
-            tenant_id=tenant_id,
+            tenant_id=entity.tenant_id,
             vector=vector,
             metadata={"entity_type": entity.entity_type},
         )
