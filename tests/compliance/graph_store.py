@@ -234,3 +234,28 @@ class GraphStoreCompliance:
         with pytest.raises(RuntimeError, match="boom"):
             async with self.new_store():
                 raise RuntimeError("boom")
+
+    # -- bad input -------------------------------------------------------------
+
+    async def test_a_batch_with_something_else_after_a_good_entity_writes_nothing(self) -> None:
+        store = self.new_store()
+        good = make_entity(id=entity_id(1))
+        with pytest.raises(ValueError, match=r"entities\[1\] is not an Entity"):
+            await store.upsert_entities([good, {"name": "Ada"}])  # type: ignore[list-item]
+        with pytest.raises(ValueError, match="entities"):
+            await store.upsert_entity("Ada")  # type: ignore[arg-type]
+        assert await store.get_entity(entity_id(1), TENANT) is None
+
+    async def test_a_relationship_batch_holding_something_else_is_refused_by_index(self) -> None:
+        store = self.new_store()
+        a, b = make_entity(id=entity_id(1)), make_entity(id=entity_id(2))
+        await store.upsert_entities([a, b])
+        good = make_relationship(a, b)
+        with pytest.raises(ValueError, match=r"relationships\[1\]"):
+            await store.upsert_relationships([good, 7])  # type: ignore[list-item]
+        assert await store.get_relationship(good.id, TENANT) is None
+
+    async def test_a_bare_string_of_keys_is_refused_rather_than_read_as_characters(self) -> None:
+        store = self.new_store()
+        with pytest.raises(ValueError, match="p:ada"):
+            await store.find_by_blocking_keys("p:ada", TENANT)

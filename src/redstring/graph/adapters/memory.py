@@ -11,16 +11,17 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Self
 
+from redstring.domain.batches import require_all
+from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.json_safety import copy_json
 from redstring.domain.normalization import normalize_name
+from redstring.domain.relationship import Relationship
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId, RelationshipId, TenantId
-    from redstring.domain.relationship import Relationship
 
 
 def _copy_entity(entity: Entity) -> Entity:
@@ -110,11 +111,11 @@ class InMemoryGraphStore:
 
     async def upsert_entity(self, entity: Entity) -> None:
         """Store a copy of `entity`, replacing any with the same `(tenant_id, id)`."""
-        self._tenant(entity.tenant_id).put_entity(_copy_entity(entity))
+        await self.upsert_entities([entity])
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Store a copy of each entity; a later one with the same key wins."""
-        copies = [_copy_entity(entity) for entity in entities]
+        copies = [_copy_entity(entity) for entity in require_all(entities, Entity, name="entities")]
         for entity in copies:
             self._tenant(entity.tenant_id).put_entity(entity)
 
@@ -124,7 +125,7 @@ class InMemoryGraphStore:
 
     async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
         """Store every relationship, or none if any endpoint is absent from its tenant."""
-        for relationship in relationships:
+        for relationship in require_all(relationships, Relationship, name="relationships"):
             tenant = self._tenants.get(relationship.tenant_id)
             for endpoint in (relationship.source_entity_id, relationship.target_entity_id):
                 if tenant is None or endpoint not in tenant.entities:
@@ -192,6 +193,7 @@ class InMemoryGraphStore:
         self, keys: Sequence[str], tenant_id: TenantId
     ) -> dict[str, list[Entity]]:
         """Copies of the entities under each requested key; every key is present."""
+        require_all(keys, str, name="keys")
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return {key: [] for key in keys}

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final, Self
 
 from pydantic import ConfigDict, create_model
 
+from redstring.domain.batches import require_all
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError, StoreError
 from redstring.domain.normalization import normalize_name
@@ -543,7 +544,7 @@ class SqliteGraphStore:
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Store every entity in one transaction; a later one with the same key wins."""
-        batch = list(entities)
+        batch = list(require_all(entities, Entity, name="entities"))
         if batch:
             await self._run(lambda connection: _write_entities(connection, batch))
 
@@ -565,7 +566,7 @@ class SqliteGraphStore:
             MissingEntityError: some endpoint is not in its relationship's
                 tenant; it names the first such endpoint in batch order.
         """
-        batch = list(relationships)
+        batch = list(require_all(relationships, Relationship, name="relationships"))
         if batch:
             await self._run(lambda connection: _write_relationships(connection, batch))
 
@@ -635,7 +636,7 @@ class SqliteGraphStore:
         The query is split only past SQLite's limit on bound parameters
         (32,766 by default), and the parts then read one snapshot.
         """
-        requested = list(keys)
+        requested = list(require_all(keys, str, name="keys"))
         if not requested:
             return {}
         return await self._run(lambda connection: _read_by_keys(connection, requested, tenant_id))
