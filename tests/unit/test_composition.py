@@ -360,3 +360,15 @@ async def test_a_provider_that_breaks_its_contract_fails_before_any_write(
             vector_store=vectors,
         )
     assert await graph.find_entities(TENANT) == []
+
+
+async def test_a_bare_string_for_the_document_is_refused_before_any_model_call() -> None:
+    model = provider()
+    with pytest.raises(ValueError, match="document must be a SourceDocument, got str"):
+        await build_graph(
+            TEXT,  # type: ignore[arg-type]
+            provider=model,
+            store=InMemoryGraphStore(),
+            tenant_id=TENANT,
+        )
+    assert model.calls == ()

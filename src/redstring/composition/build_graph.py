@@ -19,6 +19,7 @@ from redstring.domain.exceptions import (
     EmbeddingProviderError,
     PartialExtractionError,
 )
+from redstring.domain.source import SourceDocument
 from redstring.domain.vector import VectorRecord
 from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.events.models import DocumentExtracted, EntitiesEmbedded
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
     from redstring.domain.entity import Entity
     from redstring.domain.ids import TenantId
-    from redstring.domain.source import SourceDocument
     from redstring.events.log import EventLog
     from redstring.events.models import Event
     from redstring.extraction.chunking import Chunker
@@ -112,8 +112,9 @@ async def build_graph(
     the same document again leaves the stores as they were.
 
     Raises:
-        ValueError: only one of `embedding_provider` and `vector_store` given,
-            or `concurrency < 1`.
+        ValueError: `document` is not a `SourceDocument`, only one of
+            `embedding_provider` and `vector_store` is given, or
+            `concurrency < 1`.
         DimensionMismatchError: their dimensions differ.
         UnknownDomainError: `domain` names no bundled domain.
         PartialExtractionError: some chunks failed, and neither
@@ -123,6 +124,10 @@ async def build_graph(
             `allow_partial`, which keeps whatever was extracted, even nothing.
         EmbeddingProviderError: the embedding model failed.
     """
+    if not isinstance(document, SourceDocument):
+        raise ValueError(
+            f"document must be a SourceDocument, got {type(document).__name__}: {document!r:.80}"
+        )
     if (embedding_provider is None) != (vector_store is None):
         raise ValueError("embedding_provider and vector_store go together: pass both or neither")
     if (
