@@ -20,7 +20,7 @@ are checked explicitly so that `MissingEntityError` can name the missing id.
 
 Every read builds new models from rows, so copy-on-read needs no copying.
 Entities are parsed without re-running `Entity`'s Python validators (see
-`_entity_from_json`), which keeps a blocking-key read within twice the cost
+`redstring.graph.stored`), which keeps a blocking-key read within twice the cost
 of the in-memory store's; relationships, read less often, are validated.
 """
 
@@ -34,16 +34,14 @@ import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext, suppress
-from copy import copy
 from typing import TYPE_CHECKING, Any, Final, Self
-
-from pydantic import ConfigDict, create_model
 
 from redstring.domain.batches import require_all
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError, StoreError
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
+from redstring.graph.stored import entity_from_json as _entity_from_json
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator, Sequence
@@ -58,7 +56,6 @@ MMAP_BYTES: Final = 1 << 30
 BUSY_TIMEOUT_SECONDS: Final = 30.0
 
 _WAL_RETRY_SECONDS: Final = 0.01
-_set_attribute: Final = object.__setattr__
 
 _SCHEMA: Final = (
     """CREATE TABLE IF NOT EXISTS graph_entities (
@@ -120,35 +117,6 @@ _UPSERT_RELATIONSHIP: Final = """
         relationship_type = excluded.relationship_type,
         body = excluded.body
 """
-
-
-#: `Entity`'s fields, with their types, constraints and defaults, but none of
-#: its Python validators. See `_entity_from_json`.
-_STORED_FIELDS: Final[dict[str, Any]] = {
-    name: (field.annotation, copy(field)) for name, field in Entity.model_fields.items()
-}
-_StoredEntity = create_model(
-    "_StoredEntity", __config__=ConfigDict(extra="forbid"), **_STORED_FIELDS
-)
-
-
-def _entity_from_json(body: str) -> Entity:
-    """The `Entity` that this store serialized as `body`.
-
-    Every row was written from a validated `Entity`, so the model's own checks
-    (storable text, names not blank) hold already, and running its Python
-    validators again would be about three quarters of the cost of a read. So
-    the JSON is parsed against the same fields, types and constraints without
-    them, and the entity is assembled from those values the way
-    `model_construct` assembles one.
-    """
-    stored = _StoredEntity.model_validate_json(body)
-    entity = Entity.__new__(Entity)
-    _set_attribute(entity, "__dict__", stored.__dict__)
-    _set_attribute(entity, "__pydantic_fields_set__", stored.__pydantic_fields_set__)
-    _set_attribute(entity, "__pydantic_extra__", None)
-    _set_attribute(entity, "__pydantic_private__", None)
-    return entity
 
 
 def _placeholders(count: int) -> str:

@@ -1,0 +1,438 @@
+"""The Postgres graph store: a `GraphStore` that several processes can share.
+
+Tables, in the adapter's schema (`redstring` unless told otherwise):
+
+- `graph_entities`: one row per `(tenant_id, id)`, the entity as the JSON
+  `model_dump_json` gives, with `normalize_name(name)` and `entity_type` in
+  indexed columns.
+- `graph_entity_keys`: one row per `(tenant_id, key, entity_id)`; a
+  blocking-key lookup is one range scan of its primary key.
+- `graph_relationships`: one row per `(tenant_id, id)`, as JSON, with both
+  endpoints indexed.
+
+Ids are `uuid` columns, whose byte order is `str(id)` order. Every statement
+names the tenant in its key and its `WHERE`, and every value travels as a
+bound parameter. Needs the `postgres` extra. Design: ADR 0031.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final, Self
+
+from redstring.domain.batches import require_all
+from redstring.domain.entity import Entity
+from redstring.domain.exceptions import MissingEntityError
+from redstring.domain.normalization import normalize_name
+from redstring.domain.relationship import Relationship
+from redstring.graph.stored import entity_from_json
+from redstring.storage.adapters.postgres import (
+    DEFAULT_POOL_SIZE,
+    DEFAULT_SCHEMA,
+    Connection,
+    PostgresClient,
+    asyncpg,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from redstring.domain.ids import EntityId, RelationshipId, TenantId
+
+#: The layout this module reads and writes, recorded in the schema's `meta` table.
+SCHEMA_VERSION: Final = 1
+_COMPONENT: Final = "graph"
+#: Rows sent in one statement of a batch; the batch is still one transaction.
+_CHUNK: Final = 5_000
+
+_TABLES: Final = (
+    """CREATE TABLE {schema}.graph_entities (
+        tenant_id uuid NOT NULL,
+        id uuid NOT NULL,
+        normalized_name text NOT NULL,
+        entity_type text NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (tenant_id, id)
+    )""",
+    """CREATE INDEX graph_entities_by_name
+        ON {schema}.graph_entities (tenant_id, normalized_name, id)""",
+    """CREATE INDEX graph_entities_by_type
+        ON {schema}.graph_entities (tenant_id, entity_type, id)""",
+    """CREATE TABLE {schema}.graph_entity_keys (
+        tenant_id uuid NOT NULL,
+        key text NOT NULL,
+        entity_id uuid NOT NULL,
+        PRIMARY KEY (tenant_id, key, entity_id)
+    )""",
+    """CREATE TABLE {schema}.graph_relationships (
+        tenant_id uuid NOT NULL,
+        id uuid NOT NULL,
+        source_entity_id uuid NOT NULL,
+        target_entity_id uuid NOT NULL,
+        relationship_type text NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (tenant_id, id)
+    )""",
+    """CREATE INDEX graph_relationships_by_source
+        ON {schema}.graph_relationships (tenant_id, source_entity_id)""",
+    """CREATE INDEX graph_relationships_by_target
+        ON {schema}.graph_relationships (tenant_id, target_entity_id)""",
+)
+
+
+class _Sql:
+    """Every statement the store runs, with its schema filled in once."""
+
+    def __init__(self, schema: str) -> None:
+        s = f'"{schema}"'
+        self.delete_keys = f"""
+            DELETE FROM {s}.graph_entity_keys AS k
+            USING unnest($1::uuid[], $2::uuid[]) AS u (tenant_id, entity_id)
+            WHERE k.tenant_id = u.tenant_id AND k.entity_id = u.entity_id"""
+        self.upsert_entities = f"""
+            INSERT INTO {s}.graph_entities (tenant_id, id, normalized_name, entity_type, body)
+            SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[])
+            ON CONFLICT (tenant_id, id) DO UPDATE SET
+                normalized_name = excluded.normalized_name,
+                entity_type = excluded.entity_type,
+                body = excluded.body"""
+        self.insert_keys = f"""
+            INSERT INTO {s}.graph_entity_keys (tenant_id, key, entity_id)
+            SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[])"""
+        self.held_endpoints = f"""
+            SELECT e.tenant_id, e.id FROM {s}.graph_entities AS e
+            JOIN unnest($1::uuid[], $2::uuid[]) AS u (tenant_id, id)
+              ON e.tenant_id = u.tenant_id AND e.id = u.id
+            FOR KEY SHARE OF e"""
+        self.upsert_relationships = f"""
+            INSERT INTO {s}.graph_relationships
+                (tenant_id, id, source_entity_id, target_entity_id, relationship_type, body)
+            SELECT * FROM unnest(
+                $1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[])
+            ON CONFLICT (tenant_id, id) DO UPDATE SET
+                source_entity_id = excluded.source_entity_id,
+                target_entity_id = excluded.target_entity_id,
+                relationship_type = excluded.relationship_type,
+                body = excluded.body"""
+        self.delete_tenant = (
+            f"DELETE FROM {s}.graph_relationships WHERE tenant_id = $1",
+            f"DELETE FROM {s}.graph_entity_keys WHERE tenant_id = $1",
+        )
+        self.delete_tenant_entities = f"DELETE FROM {s}.graph_entities WHERE tenant_id = $1"
+        self.entities_by_id = (
+            f"SELECT body FROM {s}.graph_entities WHERE tenant_id = $1 AND id = ANY($2::uuid[])"
+        )
+        # One statement per filter combination, so each is planned for its own index.
+        select = f"SELECT body FROM {s}.graph_entities WHERE tenant_id = $1"
+        self.find_entities = {
+            (False, False): f"{select} ORDER BY id LIMIT $2",
+            (True, False): f"{select} AND normalized_name = $2 ORDER BY id LIMIT $3",
+            (False, True): f"{select} AND entity_type = $2 ORDER BY id LIMIT $3",
+            (True, True): (
+                f"{select} AND normalized_name = $2 AND entity_type = $3 ORDER BY id LIMIT $4"
+            ),
+        }
+        self.by_keys = f"""
+            SELECT k.key, e.body FROM {s}.graph_entity_keys AS k
+            JOIN {s}.graph_entities AS e ON e.tenant_id = k.tenant_id AND e.id = k.entity_id
+            WHERE k.tenant_id = $1 AND k.key = ANY($2::text[])
+            ORDER BY k.entity_id"""
+        self.relationship = (
+            f"SELECT body FROM {s}.graph_relationships WHERE tenant_id = $1 AND id = $2"
+        )
+        # UNION, not UNION ALL: a self-loop matches both halves and is returned once.
+        self.relationships = f"""
+            SELECT id, body FROM (
+                SELECT id, body FROM {s}.graph_relationships
+                WHERE tenant_id = $1 AND source_entity_id = $2
+                  AND ($3::text IS NULL OR relationship_type = $3)
+                UNION
+                SELECT id, body FROM {s}.graph_relationships
+                WHERE tenant_id = $1 AND target_entity_id = $2
+                  AND ($3::text IS NULL OR relationship_type = $3)
+            ) AS both_ends ORDER BY id"""
+        self.step = f"""
+            SELECT source_entity_id, target_entity_id FROM {s}.graph_relationships
+            WHERE tenant_id = $1 AND source_entity_id = ANY($2::uuid[])
+            UNION ALL
+            SELECT source_entity_id, target_entity_id FROM {s}.graph_relationships
+            WHERE tenant_id = $1 AND target_entity_id = ANY($2::uuid[])"""
+
+
+def _chunks[T](items: Sequence[T]) -> list[Sequence[T]]:
+    return [items[start : start + _CHUNK] for start in range(0, len(items), _CHUNK)]
+
+
+class PostgresGraphStore:
+    """A `GraphStore` kept in Postgres, shared by every process that opens it.
+
+    Give a `dsn` (a `postgresql://` URL or a libpq keyword string) and the
+    store opens a pool of up to `pool_size` connections on first use; or give
+    a `pool` you own (an `asyncpg.Pool`), which the store uses and never
+    closes. Tables are created in `schema` on first use and their layout
+    version is checked on every open. Each call is one transaction, so a
+    batch is written whole or not at all, even if the writer is killed
+    mid-batch; reads build new models from rows, so a caller can never reach
+    what the store holds.
+
+    Raises (from any method):
+        ValueError: an argument is out of range; from the constructor, not
+            exactly one of `dsn` and `pool`, or a `schema` that is not a
+            lower-case SQL identifier.
+        StoreError: the store is closed, the database failed (the driver's
+            error is the `__cause__`), or the schema holds a graph layout
+            version this code does not read.
+    """
+
+    def __init__(
+        self,
+        dsn: str | None = None,
+        *,
+        pool: asyncpg.Pool | None = None,
+        schema: str = DEFAULT_SCHEMA,
+        pool_size: int = DEFAULT_POOL_SIZE,
+    ) -> None:
+        self._client = PostgresClient(
+            dsn=dsn, pool=pool, schema=schema, pool_size=pool_size, store="postgres graph store"
+        )
+        self._sql = _Sql(self._client.schema)
+        self._ready = False
+
+    def __repr__(self) -> str:
+        state = "closed" if self._client.closed else "open"
+        return f"{type(self).__name__}(schema={self._client.schema!r}, {state})"
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the pool if the store opened it. Safe to call more than once."""
+        await self._client.close()
+
+    async def _prepare(self) -> PostgresClient:
+        if not self._ready:
+            await self._client.ensure_tables(_COMPONENT, SCHEMA_VERSION, _TABLES)
+            self._ready = True
+        return self._client
+
+    async def _fetch(self, sql: str, *arguments: object) -> list[Any]:
+        client = await self._prepare()
+        async with client.connection() as connection:
+            return list(await connection.fetch(sql, *arguments))
+
+    # -- writes ---------------------------------------------------------------
+
+    async def upsert_entity(self, entity: Entity) -> None:
+        """Store the entity, replacing any with the same `(tenant_id, id)` and its keys."""
+        await self.upsert_entities([entity])
+
+    async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        """Store every entity in one transaction; a later one with the same key wins."""
+        batch = require_all(entities, Entity, name="entities")
+        latest = list({(entity.tenant_id, entity.id): entity for entity in batch}.values())
+        if not latest:
+            return
+        latest.sort(key=lambda entity: (str(entity.tenant_id), str(entity.id)))
+        client = await self._prepare()
+        async with client.transaction() as connection:
+            for chunk in _chunks(latest):
+                await self._write_entities(connection, chunk)
+
+    async def _write_entities(self, connection: Connection, entities: Sequence[Entity]) -> None:
+        tenants = [entity.tenant_id for entity in entities]
+        ids = [entity.id for entity in entities]
+        await connection.execute(self._sql.delete_keys, tenants, ids)
+        await connection.execute(
+            self._sql.upsert_entities,
+            tenants,
+            ids,
+            [normalize_name(entity.name) for entity in entities],
+            [entity.entity_type for entity in entities],
+            [entity.model_dump_json() for entity in entities],
+        )
+        keyed = [
+            (entity.tenant_id, key, entity.id)
+            for entity in entities
+            for key in sorted(entity.blocking_keys or ())
+        ]
+        if keyed:
+            key_tenants, keys, key_ids = zip(*keyed, strict=True)
+            await connection.execute(self._sql.insert_keys, key_tenants, keys, key_ids)
+
+    async def upsert_relationship(self, relationship: Relationship) -> None:
+        """Store the relationship.
+
+        Raises:
+            MissingEntityError: an endpoint is not in the relationship's tenant.
+        """
+        await self.upsert_relationships([relationship])
+
+    async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+        """Store every relationship in one transaction, or none of them.
+
+        Endpoints are checked inside the transaction and locked against a
+        concurrent delete until it commits.
+
+        Raises:
+            MissingEntityError: some endpoint is not in its relationship's
+                tenant; it names the first such endpoint in batch order.
+        """
+        batch = require_all(relationships, Relationship, name="relationships")
+        latest = list({(each.tenant_id, each.id): each for each in batch}.values())
+        if not latest:
+            return
+        client = await self._prepare()
+        async with client.transaction() as connection:
+            await self._check_endpoints(connection, batch)
+            for chunk in _chunks(latest):
+                await connection.execute(
+                    self._sql.upsert_relationships,
+                    [each.tenant_id for each in chunk],
+                    [each.id for each in chunk],
+                    [each.source_entity_id for each in chunk],
+                    [each.target_entity_id for each in chunk],
+                    [each.relationship_type for each in chunk],
+                    [each.model_dump_json() for each in chunk],
+                )
+
+    async def _check_endpoints(
+        self, connection: Connection, relationships: Sequence[Relationship]
+    ) -> None:
+        wanted = sorted(
+            {
+                (str(each.tenant_id), str(end))
+                for each in relationships
+                for end in (each.source_entity_id, each.target_entity_id)
+            }
+        )
+        held: set[tuple[str, str]] = set()
+        for chunk in _chunks(wanted):
+            rows = await connection.fetch(
+                self._sql.held_endpoints, [t for t, _ in chunk], [e for _, e in chunk]
+            )
+            held.update((str(row[0]), str(row[1])) for row in rows)
+        for each in relationships:
+            for end in (each.source_entity_id, each.target_entity_id):
+                if (str(each.tenant_id), str(end)) not in held:
+                    raise MissingEntityError(entity_id=end, tenant_id=each.tenant_id)
+
+    async def delete_by_tenant(self, tenant_id: TenantId) -> int:
+        """Remove every entity, key and relationship of the tenant; return the entity count."""
+        client = await self._prepare()
+        async with client.transaction() as connection:
+            for statement in self._sql.delete_tenant:
+                await connection.execute(statement, tenant_id)
+            status = await connection.execute(self._sql.delete_tenant_entities, tenant_id)
+        return int(status.rsplit(" ", 1)[-1])
+
+    # -- reads ----------------------------------------------------------------
+
+    async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
+        """The entity, or `None` when the tenant holds no such id."""
+        found = await self.get_entities([entity_id], tenant_id)
+        return found[0] if found else None
+
+    async def get_entities(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> list[Entity]:
+        """The held entities among `entity_ids`, each once, in unspecified order."""
+        ids = list(dict.fromkeys(entity_ids))
+        if not ids:
+            return []
+        rows = await self._fetch(self._sql.entities_by_id, tenant_id, ids)
+        return [entity_from_json(row[0]) for row in rows]
+
+    async def find_entities(
+        self,
+        tenant_id: TenantId,
+        *,
+        name: str | None = None,
+        entity_type: str | None = None,
+        limit: int | None = None,
+    ) -> list[Entity]:
+        """Entities matching the normalized `name` and/or exact `entity_type`, by `str(id)`.
+
+        Raises:
+            ValueError: `limit` is negative.
+        """
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must not be negative, got {limit}")
+        filters = [value for value in (name, entity_type) if value is not None]
+        if name is not None:
+            filters[0] = normalize_name(name)
+        statement = self._sql.find_entities[name is not None, entity_type is not None]
+        rows = await self._fetch(statement, tenant_id, *filters, limit)
+        return [entity_from_json(row[0]) for row in rows]
+
+    async def find_by_blocking_key(self, key: str, tenant_id: TenantId) -> list[Entity]:
+        """Every entity of the tenant carrying `key`, ordered by `str(id)`."""
+        return (await self.find_by_blocking_keys([key], tenant_id))[key]
+
+    async def find_by_blocking_keys(
+        self, keys: Sequence[str], tenant_id: TenantId
+    ) -> dict[str, list[Entity]]:
+        """Entities per requested key, from one indexed query.
+
+        Every requested key is present, `[]` when nothing carries it; an
+        entity carrying several requested keys appears under each, as a
+        separate object. Within a key, entities are ordered by `str(id)`.
+        """
+        requested = list(require_all(keys, str, name="keys"))
+        result: dict[str, list[Entity]] = {key: [] for key in requested}
+        if not result:
+            return result
+        for key, body in await self._fetch(self._sql.by_keys, tenant_id, list(result)):
+            result[key].append(entity_from_json(body))
+        return result
+
+    async def get_relationship(
+        self, relationship_id: RelationshipId, tenant_id: TenantId
+    ) -> Relationship | None:
+        """The relationship, or `None`."""
+        rows = await self._fetch(self._sql.relationship, tenant_id, relationship_id)
+        return Relationship.model_validate_json(rows[0][0]) if rows else None
+
+    async def get_relationships(
+        self,
+        entity_id: EntityId,
+        tenant_id: TenantId,
+        *,
+        relationship_type: str | None = None,
+    ) -> list[Relationship]:
+        """Relationships with the entity at either end, ordered by `str(id)`."""
+        rows = await self._fetch(self._sql.relationships, tenant_id, entity_id, relationship_type)
+        return [Relationship.model_validate_json(row[1]) for row in rows]
+
+    async def neighbors(
+        self, entity_id: EntityId, tenant_id: TenantId, *, depth: int = 1
+    ) -> list[Entity]:
+        """Entities within `depth` hops, either direction, excluding the start.
+
+        Ordered by hop count, then `str(id)`; read from one snapshot.
+
+        Raises:
+            ValueError: `depth` is less than 1.
+        """
+        if depth < 1:
+            raise ValueError(f"depth must be at least 1, got {depth}")
+        client = await self._prepare()
+        seen = {entity_id}
+        frontier = [entity_id]
+        layers: list[list[EntityId]] = []
+        async with client.transaction(isolation="repeatable_read", readonly=True) as connection:
+            for _ in range(depth):
+                layer: set[EntityId] = set()
+                for ends in await connection.fetch(self._sql.step, tenant_id, frontier):
+                    layer.update(other for other in ends if other not in seen)
+                if not layer:
+                    break
+                seen |= layer
+                frontier = sorted(layer, key=str)
+                layers.append(frontier)
+            rows = await connection.fetch(
+                self._sql.entities_by_id, tenant_id, list(seen - {entity_id})
+            )
+        by_id = {entity.id: entity for entity in (entity_from_json(row[0]) for row in rows)}
+        return [by_id[other] for layer_ids in layers for other in layer_ids if other in by_id]

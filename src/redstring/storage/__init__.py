@@ -1,0 +1,1 @@
+"""Plumbing that database-backed adapters of several capabilities share."""

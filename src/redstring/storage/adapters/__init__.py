@@ -1,0 +1,1 @@
+"""Shared database clients, one module per backend."""

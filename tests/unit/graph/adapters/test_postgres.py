@@ -1,0 +1,30 @@
+"""The Postgres graph store: the shared contract, plus schemas, pools, crashes and injection."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from redstring.graph.adapters.postgres import PostgresGraphStore
+from redstring.ports.graph_store import GraphStore
+from redstring.ports.lifetime import AsyncClosable
+from tests.compliance.graph_store import GraphStoreCompliance
+
+if TYPE_CHECKING:
+    from tests.postgres import PostgresSchemas
+
+
+class TestPostgresGraphStore(GraphStoreCompliance):
+    @pytest.fixture(autouse=True)
+    def _schemas(self, postgres: PostgresSchemas) -> None:
+        self._postgres = postgres
+
+    def new_store(self) -> GraphStore:
+        return self._postgres.graph_store()
+
+    async def test_it_satisfies_the_port_and_the_lifetime(self) -> None:
+        store = self.new_store()
+        assert isinstance(store, GraphStore)
+        assert isinstance(store, AsyncClosable)
+        assert isinstance(store, PostgresGraphStore)
