@@ -1,0 +1,160 @@
+"""What every Postgres adapter shares: construction, pools, schemas, errors, lifetime."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import sys
+from typing import TYPE_CHECKING
+
+import asyncpg
+import pytest
+
+import redstring
+from redstring.domain.exceptions import StoreError
+from redstring.graph.adapters.postgres import PostgresGraphStore
+from redstring.storage.adapters.postgres import check_schema_name
+from redstring.vector.adapters.postgres import PostgresVectorStore
+from tests.factories import TENANT, make_entity
+
+if TYPE_CHECKING:
+    from tests.postgres import PostgresSchemas
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "redstring.storage.adapters.postgres",
+        "redstring.graph.adapters.postgres",
+        "redstring.vector.adapters.postgres",
+    ],
+)
+def test_a_missing_driver_raises_an_import_error_naming_the_extra(
+    module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "asyncpg", None)
+    for loaded in [name for name in sys.modules if name.endswith(".postgres")]:
+        monkeypatch.delitem(sys.modules, loaded)
+    with pytest.raises(ImportError, match=r"redstring\[postgres\]"):
+        importlib.import_module(module)
+
+
+def test_the_postgres_names_load_from_redstring_on_first_access() -> None:
+    assert redstring.PostgresGraphStore is PostgresGraphStore
+    assert redstring.PostgresVectorStore is PostgresVectorStore
+    with pytest.raises(AttributeError, match="NoSuchStore"):
+        _ = redstring.NoSuchStore  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["", "Redstring", "1st", 'x"; DROP SCHEMA public CASCADE; --', "a-b", "x" * 64, 7],
+)
+def test_a_schema_that_is_not_a_plain_identifier_is_refused(bad: object) -> None:
+    with pytest.raises(ValueError, match="schema"):
+        check_schema_name(bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="schema"):
+        PostgresGraphStore("postgresql://localhost/x", schema=bad)  # type: ignore[arg-type]
+
+
+def test_the_longest_plain_identifier_is_a_schema() -> None:
+    assert check_schema_name("_" + "a" * 62) == "_" + "a" * 62
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({}, "exactly one of dsn and pool"),
+        ({"dsn": "   "}, "dsn"),
+        ({"dsn": "postgresql://localhost/x", "pool_size": 0}, "pool_size"),
+        ({"dsn": "postgresql://localhost/x", "pool_size": True}, "pool_size"),
+        ({"pool": "not a pool"}, "pool must be an asyncpg.Pool"),
+    ],
+)
+def test_construction_refuses_a_bad_connection_argument(
+    arguments: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        PostgresGraphStore(**arguments)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=message):
+        PostgresVectorStore(dimension=4, **arguments)  # type: ignore[arg-type]
+
+
+async def test_both_a_dsn_and_a_pool_are_refused(postgres: PostgresSchemas) -> None:
+    async with asyncpg.create_pool(postgres.dsn, min_size=0, max_size=1) as pool:
+        with pytest.raises(ValueError, match="exactly one"):
+            PostgresGraphStore(postgres.dsn, pool=pool)
+
+
+async def test_a_pool_the_caller_owns_is_used_and_never_closed(postgres: PostgresSchemas) -> None:
+    entity = make_entity()
+    async with asyncpg.create_pool(postgres.dsn, min_size=1, max_size=2) as pool:
+        schema = postgres.new_schema()
+        async with PostgresGraphStore(pool=pool, schema=schema) as graph:
+            await graph.upsert_entity(entity)
+        async with PostgresVectorStore(pool=pool, dimension=4, schema=schema) as vectors:
+            await vectors.upsert(entity.id, [1.0, 0.0, 0.0, 0.0], TENANT)
+        assert not pool.is_closing()
+        assert await pool.fetchval(f"SELECT count(*) FROM {schema}.graph_entities") == 1
+        assert await pool.fetchval(f"SELECT count(*) FROM {schema}.vector_records") == 1
+
+
+async def test_a_store_that_opened_its_pool_closes_it(postgres: PostgresSchemas) -> None:
+    store = postgres.graph_store()
+    await store.upsert_entity(make_entity())
+    pool = store._client._pool
+    assert pool is not None
+    await store.close()
+    assert pool.is_closing()
+
+
+async def test_a_closed_store_refuses_to_work_and_closes_idempotently(
+    postgres: PostgresSchemas,
+) -> None:
+    graph, vectors = postgres.graph_store(), postgres.vector_store(4)
+    for store in (graph, vectors):
+        await store.close()
+        await store.close()
+    with pytest.raises(StoreError, match="closed"):
+        await graph.get_entity(make_entity().id, TENANT)
+    with pytest.raises(StoreError, match="closed"):
+        await vectors.search([1.0, 0.0, 0.0, 0.0], TENANT)
+
+
+async def test_an_unreachable_server_is_a_store_error_with_the_driver_error_as_cause(
+    tmp_path: object,
+) -> None:
+    dsn = "postgresql://postgres@/postgres?host=/nonexistent-redstring-socket-dir"
+    async with PostgresGraphStore(dsn) as graph:
+        with pytest.raises(StoreError, match="postgres graph store") as raised:
+            await graph.get_entity(make_entity().id, TENANT)
+    assert isinstance(raised.value.__cause__, OSError)
+
+
+async def test_a_schema_of_a_newer_layout_is_refused_naming_both_versions(
+    postgres: PostgresSchemas,
+) -> None:
+    schema = postgres.new_schema()
+    await postgres.graph_store(schema).find_entities(TENANT)
+    connection = await postgres.connect()
+    try:
+        await connection.execute(
+            f"UPDATE {schema}.meta SET value = '9' WHERE component = 'graph' "
+            "AND key = 'schema_version'"
+        )
+    finally:
+        await connection.close()
+    with pytest.raises(StoreError, match=r"version 9 \(written by a newer redstring\).*1"):
+        await postgres.graph_store(schema).find_entities(TENANT)
+
+
+async def test_stores_opening_one_new_schema_at_once_all_succeed(
+    postgres: PostgresSchemas,
+) -> None:
+    schema = postgres.new_schema()
+    graphs = [postgres.graph_store(schema) for _ in range(4)]
+    vectors = [postgres.vector_store(4, schema) for _ in range(4)]
+    await asyncio.gather(
+        *(graph.find_entities(TENANT) for graph in graphs),
+        *(store.search([1.0, 0.0, 0.0, 0.0], TENANT) for store in vectors),
+    )
