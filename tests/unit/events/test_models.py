@@ -20,12 +20,12 @@ from redstring.events.models import (
     event_from_json,
     event_to_json,
 )
-from tests.compliance.event_log import (
+from redstring.testing.event_log import (
     OCCURRED_AT,
     make_document_extracted,
     make_entities_embedded,
 )
-from tests.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from tests.unit.events.strategies import any_vectors, events
 
 FIXED = datetime(2024, 5, 6, 7, 8, 9, tzinfo=UTC)
