@@ -19,7 +19,7 @@ from redstring import (
     TenantId,
     VectorRecord,
 )
-from tests.factories import OTHER_TENANT, TENANT, make_entity
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
 
 if TYPE_CHECKING:
     from tests.postgres import PostgresSchemas

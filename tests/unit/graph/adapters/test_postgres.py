@@ -9,7 +9,7 @@ import pytest
 from redstring.graph.adapters.postgres import PostgresGraphStore
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
-from tests.compliance.graph_store import GraphStoreCompliance
+from redstring.testing.graph_store import GraphStoreCompliance
 
 if TYPE_CHECKING:
     from tests.postgres import PostgresSchemas

@@ -14,8 +14,8 @@ import redstring
 from redstring.domain.exceptions import StoreError
 from redstring.graph.adapters.postgres import PostgresGraphStore
 from redstring.storage.adapters.postgres import check_schema_name
+from redstring.testing.factories import TENANT, make_entity
 from redstring.vector.adapters.postgres import PostgresVectorStore
-from tests.factories import TENANT, make_entity
 
 if TYPE_CHECKING:
     from tests.postgres import PostgresSchemas

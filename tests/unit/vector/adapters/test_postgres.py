@@ -8,8 +8,8 @@ import pytest
 
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.vector_store import VectorStore
+from redstring.testing.vector_store import DIMENSION, VectorStoreCompliance
 from redstring.vector.adapters.postgres import HnswIndex
-from tests.compliance.vector_store import DIMENSION, VectorStoreCompliance
 
 if TYPE_CHECKING:
     from tests.postgres import PostgresSchemas
