@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 import asyncpg
 
+from redstring.events.adapters.postgres import PostgresEventLog
 from redstring.graph.adapters.postgres import PostgresGraphStore
 from redstring.vector.adapters.postgres import PostgresVectorStore
 
@@ -60,6 +61,11 @@ class PostgresSchemas:
         """A graph store in a new schema (or `schema`), closed with the running loop."""
         store = PostgresGraphStore(self.dsn, schema=schema or self.new_schema(), **options)
         return close_with_the_loop(store)
+
+    def event_log(self, schema: str | None = None, **options: Any) -> PostgresEventLog:
+        """An event log in a new schema (or `schema`), closed with the running loop."""
+        log = PostgresEventLog(self.dsn, schema=schema or self.new_schema(), **options)
+        return close_with_the_loop(log)
 
     def vector_store(
         self, dimension: int, schema: str | None = None, **options: Any

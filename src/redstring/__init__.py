@@ -98,6 +98,7 @@ from redstring.vector.adapters.memory import InMemoryVectorStore
 from redstring.vector.adapters.sqlite import SqliteVectorStore
 
 if TYPE_CHECKING:
+    from redstring.events.adapters.postgres import PostgresEventLog
     from redstring.graph.adapters.postgres import PostgresGraphStore
     from redstring.vector.adapters.postgres import HnswIndex, PostgresVectorStore
 
@@ -106,6 +107,7 @@ __version__ = "0.3.0"
 #: Names loaded on first access, by the module that defines them.
 _LAZY = {
     "HnswIndex": "redstring.vector.adapters.postgres",
+    "PostgresEventLog": "redstring.events.adapters.postgres",
     "PostgresGraphStore": "redstring.graph.adapters.postgres",
     "PostgresVectorStore": "redstring.vector.adapters.postgres",
 }
@@ -167,6 +169,7 @@ __all__ = [
     "MalformedCompletionError",
     "MissingEntityError",
     "PartialExtractionError",
+    "PostgresEventLog",
     "PostgresGraphStore",
     "PostgresVectorStore",
     "Projection",

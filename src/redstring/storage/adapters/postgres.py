@@ -10,6 +10,7 @@ Postgres and this driver: ADR 0031.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Final, Literal, NoReturn
@@ -88,6 +89,7 @@ class PostgresClient:
         self._owns_pool = pool is None
         self._pool_size = pool_size
         self._closed = False
+        self._opening = asyncio.Lock()
 
     def error(self, reason: str) -> StoreError:
         """A `StoreError` naming this adapter."""
@@ -118,7 +120,16 @@ class PostgresClient:
         if self._closed:
             raise self.error("the store is closed")
         if self._pool is None:
-            self._pool = await asyncpg.create_pool(self._dsn, min_size=1, max_size=self._pool_size)
+            # Calls racing to open the pool would each open one and leak all but the last.
+            async with self._opening:
+                if self._pool is None:
+                    pool = await asyncpg.create_pool(
+                        self._dsn, min_size=1, max_size=self._pool_size
+                    )
+                    if self._closed:  # closed while the pool was opening
+                        await pool.close()
+                        raise self.error("the store is closed")
+                    self._pool = pool
         return self._pool
 
     @asynccontextmanager

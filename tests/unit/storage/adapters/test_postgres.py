@@ -12,6 +12,7 @@ import pytest
 
 import redstring
 from redstring.domain.exceptions import StoreError
+from redstring.events.adapters.postgres import PostgresEventLog
 from redstring.graph.adapters.postgres import PostgresGraphStore
 from redstring.storage.adapters.postgres import check_schema_name
 from redstring.testing.factories import TENANT, make_entity
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
         "redstring.storage.adapters.postgres",
         "redstring.graph.adapters.postgres",
         "redstring.vector.adapters.postgres",
+        "redstring.events.adapters.postgres",
     ],
 )
 def test_a_missing_driver_raises_an_import_error_naming_the_extra(
@@ -42,6 +44,7 @@ def test_a_missing_driver_raises_an_import_error_naming_the_extra(
 def test_the_postgres_names_load_from_redstring_on_first_access() -> None:
     assert redstring.PostgresGraphStore is PostgresGraphStore
     assert redstring.PostgresVectorStore is PostgresVectorStore
+    assert redstring.PostgresEventLog is PostgresEventLog
     with pytest.raises(AttributeError, match="NoSuchStore"):
         _ = redstring.NoSuchStore  # type: ignore[attr-defined]
 
@@ -158,3 +161,13 @@ async def test_stores_opening_one_new_schema_at_once_all_succeed(
         *(graph.find_entities(TENANT) for graph in graphs),
         *(store.search([1.0, 0.0, 0.0, 0.0], TENANT) for store in vectors),
     )
+
+
+async def test_closing_while_the_pool_opens_leaves_no_pool_open(postgres: PostgresSchemas) -> None:
+    store = PostgresGraphStore(postgres.dsn, schema=postgres.new_schema())
+    reading = asyncio.create_task(store.get_entity(make_entity().id, TENANT))
+    await asyncio.sleep(0)
+    await store.close()
+    with pytest.raises(StoreError, match="closed"):
+        await reading
+    assert store._client._pool is None
