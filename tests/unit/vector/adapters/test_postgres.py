@@ -4,14 +4,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pytest
 
+from redstring.domain.exceptions import DimensionMismatchError, EmbeddingModelMismatchError
+from redstring.domain.vector import VectorRecord
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.vector_store import VectorStore
-from redstring.testing.vector_store import DIMENSION, VectorStoreCompliance
-from redstring.vector.adapters.postgres import HnswIndex
+from redstring.testing.factories import OTHER_TENANT, TENANT
+from redstring.testing.vector_store import (
+    DIMENSION,
+    VectorStoreCompliance,
+    basis,
+    entity_id,
+    towards,
+)
+from redstring.vector.adapters.postgres import HnswIndex, PostgresVectorStore
 
 if TYPE_CHECKING:
+    from redstring.domain.ids import EntityId, TenantId
     from tests.postgres import PostgresSchemas
 
 
@@ -38,3 +49,154 @@ class TestPostgresVectorStoreWithAnHnswIndex(VectorStoreCompliance):
 
     def new_store(self, dimension: int = DIMENSION) -> VectorStore:
         return self._postgres.vector_store(dimension, index=HnswIndex())
+
+
+# -- schema settings -------------------------------------------------------------
+
+
+async def test_reopening_with_another_dimension_names_both(postgres: PostgresSchemas) -> None:
+    schema = postgres.new_schema()
+    await postgres.vector_store(4, schema).upsert(entity_id(1), [1.0, 0, 0, 0], TENANT)
+    with pytest.raises(DimensionMismatchError) as raised:
+        await postgres.vector_store(8, schema).search([1.0] * 8, TENANT)
+    assert (raised.value.expected, raised.value.actual) == (4, 8)
+
+
+async def test_a_schema_of_another_embedding_model_is_refused(postgres: PostgresSchemas) -> None:
+    schema = postgres.new_schema()
+    await postgres.vector_store(4, schema, model="e5-small").search([1.0, 0, 0, 0], TENANT)
+    await postgres.vector_store(4, schema).search([1.0, 0, 0, 0], TENANT)
+    await postgres.vector_store(4, schema, model="e5-small").search([1.0, 0, 0, 0], TENANT)
+    with pytest.raises(EmbeddingModelMismatchError) as raised:
+        await postgres.vector_store(4, schema, model="other-model").search([1.0, 0, 0, 0], TENANT)
+    assert (raised.value.expected, raised.value.actual) == ("e5-small", "other-model")
+
+
+async def test_a_schema_without_a_model_records_the_first_one_named(
+    postgres: PostgresSchemas,
+) -> None:
+    schema = postgres.new_schema()
+    await postgres.vector_store(4, schema).search([1.0, 0, 0, 0], TENANT)
+    await postgres.vector_store(4, schema, model="first").search([1.0, 0, 0, 0], TENANT)
+    with pytest.raises(EmbeddingModelMismatchError):
+        await postgres.vector_store(4, schema, model="second").search([1.0, 0, 0, 0], TENANT)
+
+
+@pytest.mark.parametrize("bad", ["", "   "])
+def test_a_blank_model_is_refused(bad: str) -> None:
+    with pytest.raises(ValueError, match="model"):
+        PostgresVectorStore("postgresql://localhost/x", dimension=4, model=bad)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"m": 1}, "m must be"),
+        ({"m": True}, "m must be"),
+        ({"ef_construction": 5000}, "ef_construction must be"),
+        ({"ef_search": 0}, "ef_search must be"),
+        ({"m": 40, "ef_construction": 64}, r"at least 2 \* m"),
+    ],
+)
+def test_an_hnsw_index_outside_pgvectors_range_is_refused(
+    arguments: dict[str, int], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        HnswIndex(**arguments)
+
+
+def test_an_index_must_be_an_hnsw_index_of_at_most_2000_dimensions() -> None:
+    with pytest.raises(ValueError, match="HnswIndex"):
+        PostgresVectorStore("postgresql://x/y", dimension=4, index="hnsw")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="2000"):
+        PostgresVectorStore("postgresql://x/y", dimension=2001, index=HnswIndex())
+    PostgresVectorStore("postgresql://x/y", dimension=2000, index=HnswIndex())
+
+
+# -- the exact search's held copy, kept current ----------------------------------------
+
+
+async def test_a_search_sees_what_another_store_wrote_changed_and_deleted(
+    postgres: PostgresSchemas,
+) -> None:
+    """Two stores on one schema, as two processes would be; the reader's copy keeps up."""
+    schema = postgres.new_schema()
+    reader, writer = (
+        postgres.vector_store(DIMENSION, schema),
+        postgres.vector_store(DIMENSION, schema),
+    )
+
+    async def ids(tenant: TenantId = TENANT) -> list[EntityId]:
+        return [match.entity_id for match in await reader.search(basis(0), tenant, k=10)]
+
+    assert await ids() == []
+    await writer.upsert(entity_id(1), towards(1, 0.1), TENANT)
+    await writer.upsert(entity_id(2), towards(2, 0.5), TENANT)
+    await writer.upsert(entity_id(1), basis(0), OTHER_TENANT)
+    assert await ids() == [entity_id(1), entity_id(2)]
+    await writer.upsert(entity_id(1), towards(1, 0.9), TENANT, metadata={"entity_type": "x"})
+    assert await ids() == [entity_id(2), entity_id(1)]
+    assert await writer.delete(entity_id(2), TENANT)
+    assert await ids() == [entity_id(1)]
+    [match] = await reader.search(basis(0), TENANT, k=1, entity_types=["x"])
+    assert match.metadata == {"entity_type": "x"}
+    await writer.upsert(entity_id(2), basis(0), TENANT)
+    assert await ids() == [entity_id(2), entity_id(1)]
+    assert await writer.delete_by_tenant(TENANT) == 2
+    assert await ids() == []
+    await writer.upsert(entity_id(3), basis(0), TENANT)
+    assert await ids() == [entity_id(3)]
+    assert await ids(OTHER_TENANT) == [entity_id(1)]
+
+
+async def test_a_held_tenant_fetches_only_what_changed(postgres: PostgresSchemas) -> None:
+    schema = postgres.new_schema()
+    store = postgres.vector_store(4, schema)
+    records = [
+        VectorRecord(entity_id=entity_id(n), tenant_id=TENANT, vector=[1.0, n, 0.0, 0.0])
+        for n in range(1, 51)
+    ]
+    await store.upsert_many(records)
+    await store.search([1.0, 0, 0, 0], TENANT)
+    held = store._tenants[TENANT]
+    await store.upsert(entity_id(51), [1.0, 0.0, 0.0, 0.0], TENANT)
+    [best] = await store.search([1.0, 0, 0, 0], TENANT, k=1)
+    assert best.entity_id == entity_id(51)
+    assert store._tenants[TENANT] is held
+    assert len(held) == 51
+
+
+# -- HNSW --------------------------------------------------------------------------
+
+
+async def test_a_tenant_filtered_index_search_still_returns_k(postgres: PostgresSchemas) -> None:
+    """Another tenant's 2,000 closer vectors crowd the index; the iterative scan gets past them.
+
+    The table is analysed so that the planner, knowing the tenant is large,
+    searches by the index rather than scanning the tenant (seen red with the
+    iterative scan turned off: no match at all).
+    """
+    schema = postgres.new_schema()
+    store = postgres.vector_store(4, schema, index=HnswIndex(ef_search=10))
+    rng = np.random.default_rng(3)
+    crowd = [
+        VectorRecord(
+            entity_id=entity_id(n),
+            tenant_id=OTHER_TENANT,
+            vector=[1.0, *(rng.normal(size=3) * 0.01).tolist()],
+        )
+        for n in range(1, 2001)
+    ]
+    mine = [
+        VectorRecord(entity_id=entity_id(n), tenant_id=TENANT, vector=[0.0, 1.0, n, 0.0])
+        for n in range(1, 1001)
+    ]
+    await store.upsert_many(crowd + mine)
+    connection = await postgres.connect()
+    try:
+        await connection.execute(f"ANALYZE {schema}.vector_records")
+    finally:
+        await connection.close()
+    matches = await store.search([1.0, 0.0, 0.0, 0.0], TENANT, k=12)
+    assert len(matches) == 12
+    assert {match.entity_id for match in matches} <= {record.entity_id for record in mine}
