@@ -32,8 +32,8 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 from uuid import NAMESPACE_URL, uuid4, uuid5
 
 import asyncpg
@@ -56,6 +56,9 @@ from redstring import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from retrieve import build, misspell, names
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 DIMENSION = 384
 QUERIES = 40
