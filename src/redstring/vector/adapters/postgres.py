@@ -79,6 +79,9 @@ class HnswIndex:
     `m` and `ef_construction` shape the index when the store creates it (an
     existing index is kept as it is); `ef_search` is how many candidates each
     search follows: higher finds more of the true nearest neighbours, slower.
+    The defaults gave recall@10 of .993 against exact search on 59,800 real
+    e5 name vectors, where pgvector's own (16, 64, 40) gave .63
+    (`bench/postgres.py`).
     Tenant and type filters use pgvector's iterative scan (`relaxed_order`),
     so a filtered search still returns `k` matches when the tenant holds them.
 
@@ -87,8 +90,8 @@ class HnswIndex:
     """
 
     m: int = 16
-    ef_construction: int = 64
-    ef_search: int = 100
+    ef_construction: int = 200
+    ef_search: int = 200
 
     def __post_init__(self) -> None:
         for name, value, low, high in (
