@@ -78,3 +78,11 @@ async def test_concurrent_appenders_get_gapless_numbers_in_commit_order(
     for batch in results:
         assert batch[1] == batch[0] + 1
     assert [stored.sequence for stored in tail] == list(range(41, 81))
+
+
+async def test_an_empty_batch_touches_no_database_and_the_repr_shows_the_state() -> None:
+    log = PostgresEventLog("postgresql://postgres@/postgres?host=/nonexistent-socket-dir")
+    assert await log.append_many([]) == []
+    assert repr(log) == "PostgresEventLog(schema='redstring', open)"
+    await log.close()
+    assert repr(log) == "PostgresEventLog(schema='redstring', closed)"

@@ -9,6 +9,7 @@ import pytest
 from redstring.graph.adapters.postgres import PostgresGraphStore
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
+from redstring.testing.factories import TENANT
 from redstring.testing.graph_store import GraphStoreCompliance
 
 if TYPE_CHECKING:
@@ -28,3 +29,14 @@ class TestPostgresGraphStore(GraphStoreCompliance):
         assert isinstance(store, GraphStore)
         assert isinstance(store, AsyncClosable)
         assert isinstance(store, PostgresGraphStore)
+
+
+async def test_empty_batches_touch_no_database() -> None:
+    store = PostgresGraphStore("postgresql://postgres@/postgres?host=/nonexistent-socket-dir")
+    await store.upsert_entities([])
+    await store.upsert_relationships([])
+    assert await store.get_entities([], TENANT) == []
+    assert await store.find_by_blocking_keys([], TENANT) == {}
+    assert repr(store) == "PostgresGraphStore(schema='redstring', open)"
+    await store.close()
+    assert repr(store) == "PostgresGraphStore(schema='redstring', closed)"

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
-from redstring.domain.exceptions import DimensionMismatchError, EmbeddingModelMismatchError
+from redstring.domain.exceptions import (
+    DimensionMismatchError,
+    EmbeddingModelMismatchError,
+    StoreError,
+)
 from redstring.domain.vector import VectorRecord
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.vector_store import VectorStore
@@ -200,3 +205,80 @@ async def test_a_tenant_filtered_index_search_still_returns_k(postgres: Postgres
     matches = await store.search([1.0, 0.0, 0.0, 0.0], TENANT, k=12)
     assert len(matches) == 12
     assert {match.entity_id for match in matches} <= {record.entity_id for record in mine}
+
+
+async def test_a_vector_written_and_deleted_elsewhere_meanwhile_is_simply_absent(
+    postgres: PostgresSchemas,
+) -> None:
+    """The reader is handed a deletion of a vector it never held, and a row moved by another."""
+    schema = postgres.new_schema()
+    reader, writer = postgres.vector_store(4, schema), postgres.vector_store(4, schema)
+    await writer.upsert_many(
+        [
+            VectorRecord(entity_id=entity_id(n), tenant_id=TENANT, vector=[1.0, n, 0.0, 0.0])
+            for n in range(1, 5)
+        ]
+    )
+    assert len(await reader.search([1.0, 0, 0, 0], TENANT)) == 4
+    await writer.upsert(entity_id(9), [1.0, 0.0, 0.0, 0.0], TENANT)
+    await writer.delete(entity_id(9), TENANT)
+    await writer.delete(entity_id(1), TENANT)
+    matches = await reader.search([1.0, 0, 0, 0], TENANT)
+    assert [match.entity_id for match in matches] == [entity_id(2), entity_id(3), entity_id(4)]
+    record = await reader.get(entity_id(4), TENANT)
+    assert record is not None
+    assert record.vector == [1.0, 4.0, 0.0, 0.0]
+
+
+async def test_metadata_changed_after_validation_is_refused_by_index(
+    postgres: PostgresSchemas,
+) -> None:
+    store = postgres.vector_store(4)
+    good = VectorRecord(entity_id=entity_id(1), tenant_id=TENANT, vector=[1.0, 0, 0, 0])
+    bad = VectorRecord(entity_id=entity_id(2), tenant_id=TENANT, vector=[1.0, 0, 0, 0])
+    bad.metadata["tags"] = {"a set"}
+    with pytest.raises(ValueError, match=r"records\[1\]\.metadata"):
+        await store.upsert_many([good, bad])
+    assert await store.get(entity_id(1), TENANT) is None
+
+
+async def test_a_vector_of_the_wrong_length_in_the_table_is_a_store_error(
+    postgres: PostgresSchemas,
+) -> None:
+    schema = postgres.new_schema()
+    store = postgres.vector_store(4, schema)
+    await store.upsert(entity_id(1), [1.0, 0.0, 0.0, 0.0], TENANT)
+    connection = await postgres.connect()
+    try:
+        await connection.execute(
+            f"ALTER TABLE {schema}.vector_records ALTER COLUMN embedding TYPE vector"
+        )
+        await connection.execute(
+            f"UPDATE {schema}.vector_records SET embedding = '[1,2,3]', revision = 99"
+        )
+        await connection.execute(f"UPDATE {schema}.vector_tenants SET generation = 99")
+    finally:
+        await connection.close()
+    with pytest.raises(StoreError, match="damaged"):
+        await store.get(entity_id(1), TENANT)
+    with pytest.raises(StoreError, match="damaged"):
+        await store.search([1.0, 0.0, 0.0, 0.0], TENANT)
+
+
+async def test_concurrent_first_calls_on_one_store_prepare_it_once(
+    postgres: PostgresSchemas,
+) -> None:
+    store = postgres.vector_store(4)
+    results = await asyncio.gather(*(store.search([1.0, 0, 0, 0], TENANT) for _ in range(5)))
+    assert results == [[]] * 5
+
+
+def test_the_representation_names_the_mode_and_state() -> None:
+    store = PostgresVectorStore("postgresql://x/y", dimension=4, index=HnswIndex())
+    assert repr(store) == (
+        "PostgresVectorStore(dimension=4, "
+        "HnswIndex(m=16, ef_construction=200, ef_search=200), open)"
+    )
+    asyncio.run(store.close())
+    assert repr(PostgresVectorStore("postgresql://x/y", dimension=4)).endswith("exact, open)")
+    assert repr(store).endswith("closed)")
