@@ -17,11 +17,14 @@ bound parameter. Needs the `postgres` extra. Design: ADR 0031.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Final, Self
+from uuid import UUID
 
 from redstring.domain.batches import require_all
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError
+from redstring.domain.ids import EntityId
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
 from redstring.graph.stored import entity_from_json
@@ -36,7 +39,7 @@ from redstring.storage.adapters.postgres import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from redstring.domain.ids import EntityId, RelationshipId, TenantId
+    from redstring.domain.ids import RelationshipId, TenantId
 
 #: The layout this module reads and writes, recorded in the schema's `meta` table.
 SCHEMA_VERSION: Final = 1
@@ -84,10 +87,11 @@ class _Sql:
 
     def __init__(self, schema: str) -> None:
         s = f'"{schema}"'
+        # Per tenant, with `= ANY`: a join against `unnest` gets a generic plan
+        # after five runs that scans the whole table once per row.
         self.delete_keys = f"""
-            DELETE FROM {s}.graph_entity_keys AS k
-            USING unnest($1::uuid[], $2::uuid[]) AS u (tenant_id, entity_id)
-            WHERE k.tenant_id = u.tenant_id AND k.entity_id = u.entity_id"""
+            DELETE FROM {s}.graph_entity_keys
+            WHERE tenant_id = $1 AND entity_id = ANY($2::uuid[])"""
         self.upsert_entities = f"""
             INSERT INTO {s}.graph_entities (tenant_id, id, normalized_name, entity_type, body)
             SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[])
@@ -99,10 +103,9 @@ class _Sql:
             INSERT INTO {s}.graph_entity_keys (tenant_id, key, entity_id)
             SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[])"""
         self.held_endpoints = f"""
-            SELECT e.tenant_id, e.id FROM {s}.graph_entities AS e
-            JOIN unnest($1::uuid[], $2::uuid[]) AS u (tenant_id, id)
-              ON e.tenant_id = u.tenant_id AND e.id = u.id
-            FOR KEY SHARE OF e"""
+            SELECT id FROM {s}.graph_entities
+            WHERE tenant_id = $1 AND id = ANY($2::uuid[])
+            FOR KEY SHARE"""
         self.upsert_relationships = f"""
             INSERT INTO {s}.graph_relationships
                 (tenant_id, id, source_entity_id, target_entity_id, relationship_type, body)
@@ -243,7 +246,11 @@ class PostgresGraphStore:
     async def _write_entities(self, connection: Connection, entities: Sequence[Entity]) -> None:
         tenants = [entity.tenant_id for entity in entities]
         ids = [entity.id for entity in entities]
-        await connection.execute(self._sql.delete_keys, tenants, ids)
+        by_tenant: defaultdict[TenantId, list[EntityId]] = defaultdict(list)
+        for entity in entities:
+            by_tenant[entity.tenant_id].append(entity.id)
+        for tenant_id, tenant_ids in by_tenant.items():
+            await connection.execute(self._sql.delete_keys, tenant_id, tenant_ids)
         await connection.execute(
             self._sql.upsert_entities,
             tenants,
@@ -300,22 +307,17 @@ class PostgresGraphStore:
     async def _check_endpoints(
         self, connection: Connection, relationships: Sequence[Relationship]
     ) -> None:
-        wanted = sorted(
-            {
-                (str(each.tenant_id), str(end))
-                for each in relationships
-                for end in (each.source_entity_id, each.target_entity_id)
-            }
-        )
-        held: set[tuple[str, str]] = set()
-        for chunk in _chunks(wanted):
-            rows = await connection.fetch(
-                self._sql.held_endpoints, [t for t, _ in chunk], [e for _, e in chunk]
-            )
-            held.update((str(row[0]), str(row[1])) for row in rows)
+        wanted: defaultdict[TenantId, set[EntityId]] = defaultdict(set)
+        for each in relationships:
+            wanted[each.tenant_id].update((each.source_entity_id, each.target_entity_id))
+        held: set[tuple[TenantId, EntityId]] = set()
+        for tenant_id in sorted(wanted, key=str):
+            for chunk in _chunks(sorted(wanted[tenant_id], key=str)):
+                rows = await connection.fetch(self._sql.held_endpoints, tenant_id, list(chunk))
+                held.update((tenant_id, EntityId(UUID(bytes=row[0].bytes))) for row in rows)
         for each in relationships:
             for end in (each.source_entity_id, each.target_entity_id):
-                if (str(each.tenant_id), str(end)) not in held:
+                if (each.tenant_id, end) not in held:
                     raise MissingEntityError(entity_id=end, tenant_id=each.tenant_id)
 
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
