@@ -25,6 +25,7 @@ from redstring.domain.batches import require_all
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.ids import EntityId
+from redstring.domain.json_safety import copy_json
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
 from redstring.graph.stored import entity_from_json
@@ -48,12 +49,14 @@ _COMPONENT: Final = "graph"
 _CHUNK: Final = 5_000
 
 _TABLES: Final = (
+    "CREATE SEQUENCE {schema}.graph_entity_revisions",
     """CREATE TABLE {schema}.graph_entities (
         tenant_id uuid NOT NULL,
         id uuid NOT NULL,
         normalized_name text NOT NULL,
         entity_type text NOT NULL,
         body text NOT NULL,
+        revision bigint NOT NULL DEFAULT nextval('{schema}.graph_entity_revisions'),
         PRIMARY KEY (tenant_id, id)
     )""",
     """CREATE INDEX graph_entities_by_name
@@ -98,7 +101,8 @@ class _Sql:
             ON CONFLICT (tenant_id, id) DO UPDATE SET
                 normalized_name = excluded.normalized_name,
                 entity_type = excluded.entity_type,
-                body = excluded.body"""
+                body = excluded.body,
+                revision = excluded.revision"""  # a fresh nextval, the column default
         self.insert_keys = f"""
             INSERT INTO {s}.graph_entity_keys (tenant_id, key, entity_id)
             SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[])"""
@@ -135,10 +139,13 @@ class _Sql:
             ),
         }
         self.by_keys = f"""
-            SELECT k.key, e.body FROM {s}.graph_entity_keys AS k
+            SELECT k.key, e.id, e.revision FROM {s}.graph_entity_keys AS k
             JOIN {s}.graph_entities AS e ON e.tenant_id = k.tenant_id AND e.id = k.entity_id
             WHERE k.tenant_id = $1 AND k.key = ANY($2::text[])
             ORDER BY k.entity_id"""
+        self.revisions_by_id = f"""
+            SELECT id, revision, body FROM {s}.graph_entities
+            WHERE tenant_id = $1 AND id = ANY($2::uuid[])"""
         self.relationship = (
             f"SELECT body FROM {s}.graph_relationships WHERE tenant_id = $1 AND id = $2"
         )
@@ -161,6 +168,14 @@ class _Sql:
             WHERE tenant_id = $1 AND target_entity_id = ANY($2::uuid[])"""
 
 
+#: How many parsed entities a store keeps for its blocking-key reads by default.
+DEFAULT_CACHE_SIZE: Final = 200_000
+
+
+def _copy_entity(entity: Entity) -> Entity:
+    return entity.model_copy(update={"properties": copy_json(entity.properties)})
+
+
 def _chunks[T](items: Sequence[T]) -> list[Sequence[T]]:
     return [items[start : start + _CHUNK] for start in range(0, len(items), _CHUNK)]
 
@@ -174,8 +189,13 @@ class PostgresGraphStore:
     closes. Tables are created in `schema` on first use and their layout
     version is checked on every open. Each call is one transaction, so a
     batch is written whole or not at all, even if the writer is killed
-    mid-batch; reads build new models from rows, so a caller can never reach
-    what the store holds.
+    mid-batch; reads return copies, so a caller can never reach what the
+    store holds.
+
+    Blocking-key reads, the lexical channel's hot path, keep up to
+    `cache_size` parsed entities in process, each with the revision it was
+    read at: a read fetches every matching entity's current revision, and
+    the text of only those whose revision this store does not hold.
 
     Raises (from any method):
         ValueError: an argument is out of range; from the constructor, not
@@ -193,12 +213,17 @@ class PostgresGraphStore:
         pool: asyncpg.Pool | None = None,
         schema: str = DEFAULT_SCHEMA,
         pool_size: int = DEFAULT_POOL_SIZE,
+        cache_size: int = DEFAULT_CACHE_SIZE,
     ) -> None:
         self._client = PostgresClient(
             dsn=dsn, pool=pool, schema=schema, pool_size=pool_size, store="postgres graph store"
         )
+        if isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size < 0:
+            raise ValueError(f"cache_size must be a non-negative integer, got {cache_size!r}")
         self._sql = _Sql(self._client.schema)
         self._ready = False
+        self._cache_size = cache_size
+        self._held: dict[tuple[TenantId, EntityId], tuple[int, Entity]] = {}
 
     def __repr__(self) -> str:
         state = "closed" if self._client.closed else "open"
@@ -211,7 +236,8 @@ class PostgresGraphStore:
         await self.close()
 
     async def close(self) -> None:
-        """Close the pool if the store opened it. Safe to call more than once."""
+        """Close the pool if the store opened it, and drop held entities. Idempotent."""
+        self._held.clear()
         await self._client.close()
 
     async def _prepare(self) -> PostgresClient:
@@ -385,9 +411,47 @@ class PostgresGraphStore:
         result: dict[str, list[Entity]] = {key: [] for key in requested}
         if not result:
             return result
-        for key, body in await self._fetch(self._sql.by_keys, tenant_id, list(result)):
-            result[key].append(entity_from_json(body))
+        rows = await self._fetch(self._sql.by_keys, tenant_id, list(result))
+        found = self._held_at(tenant_id, rows)
+        if len(found) < len({row[1] for row in rows}):
+            rows, found = await self._fetch_missing(tenant_id, list(result))
+        for key, entity_id, _ in rows:
+            result[key].append(_copy_entity(found[entity_id]))
         return result
+
+    def _held_at(self, tenant_id: TenantId, rows: Sequence[Any]) -> dict[EntityId, Entity]:
+        """The held entities of `rows` whose revision is the row's."""
+        found: dict[EntityId, Entity] = {}
+        for _, entity_id, revision in rows:
+            held = self._held.get((tenant_id, entity_id))
+            if held is not None and held[0] == revision:
+                found[entity_id] = held[1]
+        return found
+
+    async def _fetch_missing(
+        self, tenant_id: TenantId, keys: list[str]
+    ) -> tuple[list[Any], dict[EntityId, Entity]]:
+        """The key rows again and every entity they name, read from one snapshot."""
+        client = await self._prepare()
+        async with client.transaction(isolation="repeatable_read", readonly=True) as connection:
+            rows = list(await connection.fetch(self._sql.by_keys, tenant_id, keys))
+            found = self._held_at(tenant_id, rows)
+            missing = list({row[1] for row in rows} - found.keys())
+            fetched = await connection.fetch(self._sql.revisions_by_id, tenant_id, missing)
+        for entity_id, revision, body in fetched:
+            found[entity_id] = entity_from_json(body)
+            self._hold(tenant_id, entity_id, revision, found[entity_id])
+        return rows, found
+
+    def _hold(
+        self, tenant_id: TenantId, entity_id: EntityId, revision: int, entity: Entity
+    ) -> None:
+        """Keep a parsed entity at its revision, forgetting the oldest past `cache_size`."""
+        held = self._held
+        held.pop((tenant_id, entity_id), None)
+        held[tenant_id, entity_id] = (revision, entity)
+        while len(held) > self._cache_size:
+            del held[next(iter(held))]
 
     async def get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId

@@ -9,7 +9,7 @@ import pytest
 from redstring.graph.adapters.postgres import PostgresGraphStore
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
-from redstring.testing.factories import TENANT
+from redstring.testing.factories import TENANT, make_entity
 from redstring.testing.graph_store import GraphStoreCompliance
 
 if TYPE_CHECKING:
@@ -40,3 +40,43 @@ async def test_empty_batches_touch_no_database() -> None:
     assert repr(store) == "PostgresGraphStore(schema='redstring', open)"
     await store.close()
     assert repr(store) == "PostgresGraphStore(schema='redstring', closed)"
+
+
+async def test_a_key_read_sees_what_another_store_changed_since_it_last_read(
+    postgres: PostgresSchemas,
+) -> None:
+    schema = postgres.new_schema()
+    reader, writer = postgres.graph_store(schema), postgres.graph_store(schema)
+    first = make_entity(name="Ada Lovelace", properties={"v": 1})
+    await writer.upsert_entity(first)
+    [key] = sorted(key for key in first.blocking_keys or () if key.startswith("p:"))
+    assert await reader.find_by_blocking_key(key, TENANT) == [first]
+    changed = first.model_copy(update={"properties": {"v": 2}})
+    await writer.upsert_entity(changed)
+    assert await reader.find_by_blocking_key(key, TENANT) == [changed]
+    held = await reader.find_by_blocking_key(key, TENANT)
+    held[0].properties["v"] = 3
+    assert await reader.find_by_blocking_key(key, TENANT) == [changed]
+    await writer.upsert_entity(make_entity(id=first.id, name="Grace Hopper"))
+    assert await reader.find_by_blocking_key(key, TENANT) == []
+
+
+@pytest.mark.parametrize("size", [0, 1])
+async def test_a_store_holding_few_or_no_entities_still_answers_every_key(
+    postgres: PostgresSchemas, size: int
+) -> None:
+    store = postgres.graph_store(cache_size=size)
+    entities = [make_entity(name=f"Ada Lovelace {n}") for n in range(5)]
+    await store.upsert_entities(entities)
+    for _ in range(2):
+        found = await store.find_by_blocking_key("p:ada l", TENANT)
+        assert sorted(found, key=lambda entity: str(entity.id)) == sorted(
+            entities, key=lambda entity: str(entity.id)
+        )
+    assert len(store._held) == size
+
+
+@pytest.mark.parametrize("bad", [-1, True, 1.5])
+def test_a_negative_or_non_integer_cache_size_is_refused(bad: object) -> None:
+    with pytest.raises(ValueError, match="cache_size"):
+        PostgresGraphStore("postgresql://x/y", cache_size=bad)  # type: ignore[arg-type]
