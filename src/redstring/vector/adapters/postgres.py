@@ -61,6 +61,8 @@ SCHEMA_VERSION: Final = 1
 #: pgvector's limit on the dimension of an indexed `vector` column.
 MAX_INDEXED_DIMENSION: Final = 2_000
 _COMPONENT: Final = "vector"
+#: float32's relative precision, from which the index's rounding margin is derived.
+_FLOAT32_EPSILON: Final = float(np.finfo(np.float32).eps)
 #: pgvector's ceiling on `hnsw.ef_search`; a larger `k` is reached by its iterative scan.
 _MAX_EF_SEARCH: Final = 1_000
 _INITIAL_CAPACITY: Final = 64
@@ -329,12 +331,23 @@ class _Sql:
             FROM {s}.vector_records WHERE tenant_id = $1 AND revision > $2"""
         self.deletions_since = f"""
             SELECT entity_id FROM {s}.vector_deletions WHERE tenant_id = $1 AND revision > $2"""
+        # The index's `$3` nearest, of which only those within `$5` of the
+        # `$4`-th nearest distance travel back: the rest cannot make the cut.
         nearest = f"""
+            WITH candidates AS MATERIALIZED (
+                SELECT entity_id, entity_type, metadata, embedding,
+                       embedding OPERATOR({x}.<=>) $2::{x}.vector AS distance
+                FROM {s}.vector_records WHERE tenant_id = $1{{types}}
+                ORDER BY distance LIMIT $3
+            )
             SELECT entity_id, entity_type, metadata, {x}.vector_send(embedding)
-            FROM {s}.vector_records WHERE tenant_id = $1{{types}}
-            ORDER BY embedding OPERATOR({x}.<=>) $2::{x}.vector LIMIT $3"""
+            FROM candidates
+            WHERE distance <= coalesce(
+                (SELECT distance FROM candidates ORDER BY distance OFFSET $4 - 1 LIMIT 1),
+                'Infinity'
+            ) + $5"""
         self.nearest = nearest.format(types="")
-        self.nearest_of_types = nearest.format(types=" AND entity_type = ANY($4::text[])")
+        self.nearest_of_types = nearest.format(types=" AND entity_type = ANY($6::text[])")
         self.index = (
             f"CREATE INDEX IF NOT EXISTS vector_records_hnsw ON {s}.vector_records "
             f"USING hnsw (embedding {x}.vector_cosine_ops) "
@@ -603,11 +616,13 @@ class PostgresVectorStore:
     ) -> list[VectorMatch]:
         assert self._index is not None
         client, sql = await self._prepare()
-        # The index visits `ef_search` candidates anyway: fetch them all and
-        # let the exact rescoring below choose `k`, so ties and near-ties at
-        # the cut are decided as exactly as the exact search decides them.
+        # The index visits `ef_search` candidates anyway: rank them all, and
+        # fetch those within float32 rounding of the k-th, so that the exact
+        # rescoring below decides ties and near-ties at the cut as the exact
+        # search decides them.
         candidates = max(self._index.ef_search, k)
-        arguments: list[Any] = [tenant_id, _vector_text(query), candidates]
+        margin = 4 * self._dimension * _FLOAT32_EPSILON
+        arguments: list[Any] = [tenant_id, _vector_text(query), candidates, k, margin]
         if entity_types is not None:
             arguments.append(list(entity_types))
         async with client.transaction(readonly=True) as connection:
