@@ -34,6 +34,7 @@ from redstring.domain.events import (
     event_to_json,
 )
 from redstring.domain.exceptions import (
+    ClosedError,
     DimensionMismatchError,
     EmbeddingModelMismatchError,
     EmbeddingProviderError,
@@ -107,6 +108,7 @@ __all__ = [
     "Chunk",
     "ChunkFailure",
     "Chunker",
+    "ClosedError",
     "DimensionMismatchError",
     "DocumentExtracted",
     "DomainPrompt",

@@ -35,7 +35,7 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext, suppress
 from copy import copy
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import ConfigDict, create_model
 
@@ -44,6 +44,8 @@ from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError, StoreError
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
+from redstring.ports.graph_store import GraphStore
+from redstring.ports.lifetime import AsyncClosable
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator, Sequence
@@ -439,7 +441,7 @@ def _walk(
     return [by_id[other] for layer_ids in layers for other in layer_ids if other in by_id]
 
 
-class SqliteGraphStore:
+class SqliteGraphStore(AsyncClosable, GraphStore):
     """A `GraphStore` persisted in one SQLite database file.
 
     The constructor does no I/O. The file, and the graph tables in it, are
@@ -463,10 +465,10 @@ class SqliteGraphStore:
 
     Raises (from any method):
         ValueError: an argument is out of range.
-        StoreError: the store has been closed, the database failed, or the
-            file holds a graph schema version this code does not read; the
-            message names the path. The `sqlite3` error, if any, is the
-            `__cause__`.
+        StoreError: the database failed, or the file holds a graph schema
+            version this code does not read; the message names the path.
+            The `sqlite3` error, if any, is the `__cause__`.
+        ClosedError: the store has been closed.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -476,7 +478,6 @@ class SqliteGraphStore:
         )
         self._connection: sqlite3.Connection | None = None  # used only on the store's thread
         self._started = False
-        self._closed = False
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
@@ -485,17 +486,11 @@ class SqliteGraphStore:
     def _error(self, reason: str) -> StoreError:
         return StoreError(store=f"sqlite graph store {self._path}", reason=reason)
 
-    async def __aenter__(self) -> Self:
-        return self
+    def _resource_name(self) -> str:
+        return f"{type(self).__name__}({self._path!r})"
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Close the connection and end the store's thread. Safe to call more than once."""
-        if self._closed:
-            return
-        self._closed = True
+    async def _release(self) -> None:
+        """Close the connection and end the store's thread."""
         try:
             if self._started:
                 await asyncio.get_running_loop().run_in_executor(self._executor, self._disconnect)
@@ -512,8 +507,7 @@ class SqliteGraphStore:
 
     async def _run[T](self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run `work` on the store's thread with its connection, opening it if need be."""
-        if self._closed:
-            raise self._error("the store is closed")
+        self._check_open()
         self._started = True
         return await asyncio.get_running_loop().run_in_executor(self._executor, self._call, work)
 

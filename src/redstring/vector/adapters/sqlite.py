@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Self, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 from uuid import UUID
 
 import numpy as np
@@ -40,6 +40,8 @@ from redstring.domain.exceptions import (
 from redstring.domain.ids import EntityId
 from redstring.domain.json_safety import check_json
 from redstring.domain.vector import VectorMatch, VectorRecord
+from redstring.ports.lifetime import AsyncClosable
+from redstring.ports.vector_store import VectorStore
 from redstring.vector.exact import (
     NO_TYPE,
     check_batch,
@@ -153,7 +155,7 @@ def _dumps(metadata: dict[str, Any]) -> str:
     return _ENCODER.encode(metadata)
 
 
-class SqliteVectorStore:
+class SqliteVectorStore(AsyncClosable, VectorStore):
     """A `VectorStore` kept in one SQLite file, searched exactly with numpy.
 
     Keyed `(tenant_id, entity_id)`; results equal `InMemoryVectorStore`'s for
@@ -170,8 +172,9 @@ class SqliteVectorStore:
         EmbeddingModelMismatchError: on first use, `model` was given and the
             file records vectors of another model.
         StoreError: on first use, the file records another schema version;
-            on any call, a `sqlite3` failure (wrapped, naming the path), use
-            after `close()`, or a damaged vector.
+            on any call, a `sqlite3` failure (wrapped, naming the path) or a
+            damaged vector.
+        ClosedError: the store has been closed.
     """
 
     def __init__(
@@ -183,7 +186,6 @@ class SqliteVectorStore:
         self._model = model
         self._path = os.fspath(path)
         self._executor: ThreadPoolExecutor | None = None
-        self._closed = False
         # Touched only on the worker thread.
         self._connection: sqlite3.Connection | None = None
         self._data_version: int | None = None
@@ -231,17 +233,11 @@ class SqliteVectorStore:
         except sqlite3.Error as exc:
             raise StoreError(store=f"sqlite vector store {location}", reason=str(exc)) from exc
 
-    async def __aenter__(self) -> Self:
-        return self
+    def _resource_name(self) -> str:
+        return f"{type(self).__name__}({self._path!r})"
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Close the connection and stop the worker thread. Safe to call more than once."""
-        if self._closed:
-            return
-        self._closed = True
+    async def _release(self) -> None:
+        """Close the connection and stop the worker thread."""
         executor, self._executor = self._executor, None
         if executor is None:
             return
@@ -254,8 +250,7 @@ class SqliteVectorStore:
 
     async def _run[T](self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run `work` on the worker thread with the open connection."""
-        if self._closed:
-            raise self._error("the store is closed")
+        self._check_open()
         if self._executor is None:
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="redstring-sqlite-vectors")
         loop = asyncio.get_running_loop()

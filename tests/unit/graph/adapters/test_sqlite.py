@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from redstring.domain.blocking import prefix_key
 from redstring.domain.entity import Entity
-from redstring.domain.exceptions import StoreError
+from redstring.domain.exceptions import ClosedError, StoreError
 from redstring.graph.adapters.sqlite import SqliteGraphStore
 from redstring.ports.graph_store import GraphStore
 from tests.compliance.graph_store import GraphStoreCompliance, entity_id
@@ -137,12 +137,12 @@ async def test_it_shares_a_file_with_other_tables_and_leaves_them_alone(tmp_path
     connection.close()
 
 
-async def test_a_closed_store_raises_a_value_error_naming_its_path(tmp_path: Path) -> None:
+async def test_a_closed_store_raises_closed_error_naming_its_path(tmp_path: Path) -> None:
     store = SqliteGraphStore(tmp_path / "graph.db")
     await store.upsert_entity(make_entity())
     await store.close()
     await store.close()
-    with pytest.raises(StoreError, match=r"graph\.db: the store is closed"):
+    with pytest.raises(ClosedError, match=r"graph\.db'\) is closed"):
         await store.get_entity(entity_id(1), TENANT)
 
 

@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-from redstring.domain.exceptions import EmbeddingProviderError
+from redstring.domain.exceptions import ClosedError, EmbeddingProviderError
 from redstring.domain.vector import cosine_similarity
 from redstring.llm.adapters.e5 import E5EmbeddingProvider
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.lifetime import AsyncClosable
+from tests.compliance.lifetime import LifetimeCompliance
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -224,15 +225,22 @@ async def test_close_is_idempotent_and_drops_the_model() -> None:
     assert not provider.loaded
 
 
-async def test_a_closed_provider_refuses_to_embed_or_load() -> None:
+async def test_a_closed_provider_refuses_to_embed_or_load_with_closed_error() -> None:
     provider = E5EmbeddingProvider()
     await provider.close()
 
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(ClosedError, match=r"E5EmbeddingProvider\(model='local/multilingual"):
         await provider.embed(["Oslo"])
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(ClosedError):
         await provider.load()
     assert not provider.loaded
+
+
+class TestE5Lifetime(LifetimeCompliance):
+    port = EmbeddingProvider
+
+    def new_adapter(self) -> E5EmbeddingProvider:
+        return E5EmbeddingProvider()
 
 
 async def test_the_context_manager_does_not_swallow_an_exception() -> None:
