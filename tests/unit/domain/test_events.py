@@ -20,12 +20,12 @@ from redstring.domain.events import (
 )
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.vector import VectorRecord
-from tests.compliance.event_log import (
+from redstring.testing.event_log import (
     OCCURRED_AT,
     make_document_extracted,
     make_entities_embedded,
 )
-from tests.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from tests.unit.domain.event_strategies import any_vectors, events
 
 FIXED = datetime(2024, 5, 6, 7, 8, 9, tzinfo=UTC)

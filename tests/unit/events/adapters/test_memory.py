@@ -6,8 +6,8 @@ import pytest
 
 from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.ports.event_log import EventLog
-from tests.compliance.event_log import EventLogCompliance, event_in
-from tests.factories import TENANT
+from redstring.testing.event_log import EventLogCompliance, event_in
+from redstring.testing.factories import TENANT
 
 
 class TestInMemoryEventLog(EventLogCompliance):

@@ -22,7 +22,7 @@ from redstring.domain.vector import cosine_similarity
 from redstring.llm.adapters.e5 import E5EmbeddingProvider
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.lifetime import AsyncClosable
-from tests.compliance.lifetime import LifetimeCompliance
+from redstring.testing.lifetime import LifetimeCompliance
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -19,7 +19,7 @@ from redstring.domain.exceptions import (
 from redstring.llm.adapters.fake import EMPTY, FakeLlmProvider
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.llm import LlmProvider
-from tests.compliance.lifetime import LifetimeCompliance
+from redstring.testing.lifetime import LifetimeCompliance
 
 
 class Person(BaseModel):

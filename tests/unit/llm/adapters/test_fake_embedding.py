@@ -20,7 +20,7 @@ from redstring.domain.vector import cosine_similarity
 from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.lifetime import AsyncClosable
-from tests.compliance.lifetime import LifetimeCompliance
+from redstring.testing.lifetime import LifetimeCompliance
 
 texts = st.text(max_size=30)
 SMALL = 16

@@ -41,7 +41,7 @@ from redstring.llm.adapters.openai import (
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.llm import LlmProvider
-from tests.compliance.lifetime import LifetimeCompliance
+from redstring.testing.lifetime import LifetimeCompliance
 from tests.unit.llm.adapters.openai_server import FakeOpenAiServer, Reply
 
 if TYPE_CHECKING:

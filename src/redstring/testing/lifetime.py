@@ -1,8 +1,8 @@
 """The lifetime every adapter shares, as a suite every adapter's tests subclass.
 
 Subclass `LifetimeCompliance`, set `port` to the protocol the adapter
-implements and implement `new_adapter()`; the store suites do this for
-every store. The suite holds the adapter to `AsyncClosable`'s rules: `async
+implements and implement `new_adapter()`; the store and event-log suites
+include it already. The suite holds the adapter to `AsyncClosable`'s rules: `async
 with` gives the adapter and lets an exception through, `close()` is
 idempotent, and after it every coroutine method of the port, and entering
 it again, raises `ClosedError`, before the arguments are looked at.

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from redstring.domain.events import DocumentExtracted, EntitiesEmbedded
 from redstring.domain.vector import VectorRecord
 from redstring.ports.event_log import EventLog
-from tests.compliance.lifetime import LifetimeCompliance
-from tests.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.lifetime import LifetimeCompliance
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine, Sequence

@@ -19,8 +19,8 @@ from redstring.domain.blocking import prefix_key
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.ids import EntityId
 from redstring.ports.graph_store import GraphStore
-from tests.compliance.lifetime import LifetimeCompliance
-from tests.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.lifetime import LifetimeCompliance
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine

@@ -20,8 +20,8 @@ from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.vector import VectorRecord
 from redstring.ports.vector_store import VectorStore
-from tests.compliance.lifetime import LifetimeCompliance
-from tests.factories import OTHER_TENANT, TENANT
+from redstring.testing.factories import OTHER_TENANT, TENANT
+from redstring.testing.lifetime import LifetimeCompliance
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
