@@ -24,8 +24,6 @@ import os
 import sqlite3
 import urllib.parse
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 from uuid import UUID
@@ -42,6 +40,12 @@ from redstring.domain.json_safety import check_json
 from redstring.domain.vector import VectorMatch, VectorRecord
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.vector_store import VectorStore
+from redstring.storage.adapters.sqlite import (
+    BUSY_TIMEOUT_SECONDS,
+    SqliteWorker,
+    read_transaction,
+    write_transaction,
+)
 from redstring.vector.exact import (
     NO_TYPE,
     check_batch,
@@ -53,7 +57,8 @@ from redstring.vector.exact import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterator
+    from collections.abc import Callable, Collection
+    from contextlib import AbstractContextManager
 
     from numpy.typing import NDArray
 
@@ -61,11 +66,6 @@ if TYPE_CHECKING:
 
 #: The layout this module reads and writes; a file recording another is refused.
 SCHEMA_VERSION = 1
-#: How long a statement waits for another connection's write lock.
-_BUSY_TIMEOUT_SECONDS = 30.0
-#: The connection's page cache: large enough that a batch of 100,000 records
-#: at 384 dimensions writes about a third faster than with SQLite's 2 MiB.
-_CACHE_KIBIBYTES = 64 * 1024
 _SCHEMA = (
     """CREATE TABLE vector_records (
         tenant_id TEXT NOT NULL,
@@ -136,19 +136,11 @@ class _EntityIds(Sequence[EntityId]):
         return EntityId(UUID(self._texts[index]))
 
 
-@contextmanager
 def _transaction(
     connection: sqlite3.Connection, mode: Literal["DEFERRED", "IMMEDIATE"]
-) -> Iterator[None]:
-    """Commit what the block does, or roll all of it back if it raises."""
-    connection.execute(f"BEGIN {mode}")
-    try:
-        yield
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
+) -> AbstractContextManager[None]:
+    """A write transaction (`IMMEDIATE`) or one read snapshot (`DEFERRED`)."""
+    return write_transaction(connection) if mode == "IMMEDIATE" else read_transaction(connection)
 
 
 def _dumps(metadata: dict[str, Any]) -> str:
@@ -185,9 +177,13 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
             raise ValueError(f"model must not be blank, got {model!r}")
         self._model = model
         self._path = os.fspath(path)
-        self._executor: ThreadPoolExecutor | None = None
+        self._worker = SqliteWorker(
+            self._path,
+            store=f"sqlite vector store {self._path}",
+            resource=self._resource_name(),
+            setup=self._check_schema,
+        )
         # Touched only on the worker thread.
-        self._connection: sqlite3.Connection | None = None
         self._data_version: int | None = None
         self._snapshots: dict[str, _Snapshot] = {}
 
@@ -213,7 +209,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
             if not os.path.isfile(location):
                 return None
             uri = "file:" + urllib.parse.quote(os.path.abspath(location)) + "?mode=ro"
-            connection = sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_SECONDS)
+            connection = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_SECONDS)
             try:
                 exists = connection.execute(
                     "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vector_meta'"
@@ -238,51 +234,17 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
 
     async def _release(self) -> None:
         """Close the connection and stop the worker thread."""
-        executor, self._executor = self._executor, None
-        if executor is None:
-            return
-        try:
-            await asyncio.get_running_loop().run_in_executor(executor, self._disconnect)
-        except sqlite3.Error as exc:
-            raise self._error(str(exc)) from exc
-        finally:
-            executor.shutdown(wait=False)
+        await self._worker.close()
+        self._snapshots.clear()
 
     async def _run[T](self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run `work` on the worker thread with the open connection."""
-        self._check_open()
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(1, thread_name_prefix="redstring-sqlite-vectors")
-        loop = asyncio.get_running_loop()
-        try:
-            return await loop.run_in_executor(self._executor, lambda: work(self._connect()))
-        except sqlite3.Error as exc:
-            raise self._error(str(exc)) from exc
+        return await self._worker.run(work)
 
     def _error(self, reason: str) -> StoreError:
-        return StoreError(store=f"sqlite vector store {self._path}", reason=reason)
+        return self._worker.error(reason)
 
     # -- the worker thread --------------------------------------------------------
-
-    def _connect(self) -> sqlite3.Connection:
-        if self._connection is None:
-            connection = sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT_SECONDS, autocommit=True)
-            try:
-                connection.execute("PRAGMA journal_mode = WAL")
-                connection.execute("PRAGMA synchronous = NORMAL")
-                connection.execute(f"PRAGMA cache_size = -{_CACHE_KIBIBYTES}")
-                self._check_schema(connection)
-            except BaseException:
-                connection.close()
-                raise
-            self._connection = connection
-        return self._connection
-
-    def _disconnect(self) -> None:
-        connection, self._connection = self._connection, None
-        self._snapshots.clear()
-        if connection is not None:
-            connection.close()
 
     def _check_schema(self, connection: sqlite3.Connection) -> None:
         """Create the tables in a new file, or check the version and dimension of an old one."""
