@@ -9,9 +9,9 @@ and close the same way:
   a time, in the order they were made, so no call blocks the event loop.
 - **Connection.** Opened on the worker thread by the first call, in
   autocommit mode (transactions are explicit), with WAL journaling,
-  `synchronous=NORMAL`, a busy timeout of `BUSY_TIMEOUT_SECONDS`, up to
-  `MMAP_BYTES` of the file mapped for reads and a page cache of
-  `CACHE_KIBIBYTES`. Then the adapter's `setup` runs (its schema check).
+  `synchronous=NORMAL` (`FULL` where the adapter asks), a busy timeout of
+  `BUSY_TIMEOUT_SECONDS`, up to `MMAP_BYTES` of the file mapped for reads
+  and a page cache of `CACHE_KIBIBYTES`. Then the adapter's `setup` runs (its schema check).
   If opening or `setup` fails, the connection is closed and the next call
   tries again.
 - **WAL switch.** SQLite answers a journal-mode change on a busy file with
@@ -40,7 +40,7 @@ import sqlite3
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Literal
 
 from redstring.domain.exceptions import ClosedError, StoreError
 
@@ -106,7 +106,9 @@ class SqliteWorker:
     `store` names the adapter in every `StoreError` (`"sqlite graph store
     /path/file.db"`); `resource` names it in `ClosedError`. `setup` runs on
     each new connection before any work, inside no transaction; it creates
-    or checks the adapter's tables. The constructor does no I/O.
+    or checks the adapter's tables. `synchronous` is `NORMAL` (a commit
+    survives the process being killed) or `FULL` (it survives a power loss
+    too, for an fsync per commit). The constructor does no I/O.
     """
 
     def __init__(
@@ -116,8 +118,10 @@ class SqliteWorker:
         store: str,
         resource: str,
         setup: Callable[[sqlite3.Connection], None],
+        synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
     ) -> None:
         self._path = os.fspath(path)
+        self._synchronous = synchronous
         self._store = store
         self._resource = resource
         self._setup = setup
@@ -183,7 +187,7 @@ class SqliteWorker:
         connection = sqlite3.connect(self._path, timeout=BUSY_TIMEOUT_SECONDS, autocommit=True)
         try:
             enable_wal(connection)
-            connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute(f"PRAGMA synchronous = {self._synchronous}")
             connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
             connection.execute(f"PRAGMA cache_size = -{CACHE_KIBIBYTES}")
             self._setup(connection)
