@@ -51,7 +51,7 @@ class TestSqliteEventLog(EventLogCompliance):
     @pytest.fixture(autouse=True)
     def _fresh_files(self, tmp_path: Path, open_log: OpenLog) -> None:
         files = (tmp_path / f"log-{n}.db" for n in itertools.count())
-        self._open_next = lambda: open_log(next(files))
+        self._open_next: Callable[[], SqliteEventLog] = lambda: open_log(next(files))
 
     def new_log(self) -> EventLog:
         return self._open_next()

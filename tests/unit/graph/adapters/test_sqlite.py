@@ -63,7 +63,7 @@ class TestSqliteGraphStore(GraphStoreCompliance):
     @pytest.fixture(autouse=True)
     def _fresh_files(self, tmp_path: Path, open_store: OpenStore) -> None:
         files = (tmp_path / f"graph-{n}.db" for n in itertools.count())
-        self._open_next = lambda: open_store(next(files))
+        self._open_next: Callable[[], SqliteGraphStore] = lambda: open_store(next(files))
 
     def new_store(self) -> GraphStore:
         return self._open_next()
