@@ -12,12 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from redstring.domain.events import (
-    DocumentExtracted,
-    EntitiesEmbedded,
     event_from_json,
     event_to_json,
 )
-from redstring.ports.event_log import EventLog, StoredEvent
+from redstring.ports.event_log import EVENT_TYPES, EventLog, StoredEvent
 from redstring.ports.lifetime import AsyncClosable
 
 if TYPE_CHECKING:
@@ -62,7 +60,7 @@ class InMemoryEventLog(AsyncClosable, EventLog):
         """
         batch_ids: set[UUID] = set()
         for index, event in enumerate(events):
-            if not isinstance(event, DocumentExtracted | EntitiesEmbedded):
+            if not isinstance(event, EVENT_TYPES):
                 raise ValueError(f"events[{index}] is not an event: {event!r}")
             if event.event_id in self._event_ids:
                 raise ValueError(f"the log already holds event {event.event_id}")

@@ -23,13 +23,11 @@ import sqlite3
 from typing import TYPE_CHECKING, Final
 
 from redstring.domain.events import (
-    DocumentExtracted,
-    EntitiesEmbedded,
     event_from_json,
     event_to_json,
 )
 from redstring.domain.exceptions import StoreError
-from redstring.ports.event_log import EventLog, StoredEvent
+from redstring.ports.event_log import EVENT_TYPES, EventLog, StoredEvent
 from redstring.ports.lifetime import AsyncClosable
 from redstring.storage.adapters.sqlite import SqliteWorker, read_transaction, write_transaction
 
@@ -184,7 +182,7 @@ class SqliteEventLog(AsyncClosable, EventLog):
         """
         batch = list(events)
         for index, event in enumerate(batch):
-            if not isinstance(event, DocumentExtracted | EntitiesEmbedded):
+            if not isinstance(event, EVENT_TYPES):
                 raise ValueError(f"events[{index}] is not an event: {event!r}")
         if not batch:
             return []
