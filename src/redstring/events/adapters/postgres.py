@@ -15,10 +15,11 @@ Needs the `postgres` extra. Design: ADR 0031.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, Self, get_args
+from typing import TYPE_CHECKING, Final
 
-from redstring.domain.events import Event, event_from_json, event_to_json
-from redstring.ports.event_log import StoredEvent
+from redstring.domain.events import event_from_json, event_to_json
+from redstring.ports.event_log import EVENT_TYPES, EventLog, StoredEvent
+from redstring.ports.lifetime import AsyncClosable
 from redstring.storage.adapters.postgres import (
     DEFAULT_POOL_SIZE,
     DEFAULT_SCHEMA,
@@ -29,13 +30,12 @@ from redstring.storage.adapters.postgres import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from redstring.domain.events import Event
     from redstring.domain.ids import TenantId
 
 #: The layout this module reads and writes, recorded in the schema's `meta` table.
 SCHEMA_VERSION: Final = 1
 _COMPONENT: Final = "event_log"
-#: Every kind of event the log holds: the members of the `Event` union.
-_EVENT_TYPES: Final = get_args(get_args(Event.__value__)[0])
 
 _TABLES: Final = (
     """CREATE TABLE {schema}.event_log (
@@ -53,7 +53,7 @@ _TABLES: Final = (
 )
 
 
-class PostgresEventLog:
+class PostgresEventLog(AsyncClosable, EventLog):
     """An `EventLog` kept in Postgres: durable, shared, and append-only.
 
     Give a `dsn` and the log opens a pool of up to `pool_size` connections on
@@ -79,7 +79,12 @@ class PostgresEventLog:
         pool_size: int = DEFAULT_POOL_SIZE,
     ) -> None:
         self._client = PostgresClient(
-            dsn=dsn, pool=pool, schema=schema, pool_size=pool_size, store="postgres event log"
+            dsn=dsn,
+            pool=pool,
+            schema=schema,
+            pool_size=pool_size,
+            store="postgres event log",
+            resource=f"{type(self).__name__}(schema={schema!r})",
         )
         s = f'"{self._client.schema}"'
         self._lock_head = f"SELECT last_sequence FROM {s}.event_log_head FOR UPDATE"
@@ -97,17 +102,14 @@ class PostgresEventLog:
         self._ready = False
 
     def __repr__(self) -> str:
-        state = "closed" if self._client.closed else "open"
+        state = "closed" if self._closed else "open"
         return f"{type(self).__name__}(schema={self._client.schema!r}, {state})"
 
-    async def __aenter__(self) -> Self:
-        return self
+    def _resource_name(self) -> str:
+        return f"{type(self).__name__}(schema={self._client.schema!r})"
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Close the pool if the log opened it. Safe to call more than once."""
+    async def _release(self) -> None:
+        """Close the pool if the log opened it."""
         await self._client.close()
 
     async def _prepare(self) -> PostgresClient:
@@ -134,7 +136,7 @@ class PostgresEventLog:
         """
         seen: set[object] = set()
         for index, event in enumerate(events):
-            if not isinstance(event, _EVENT_TYPES):
+            if not isinstance(event, EVENT_TYPES):
                 raise ValueError(f"events[{index}] is not an event: {event!r}")
             if event.event_id in seen:
                 raise ValueError(f"event {event.event_id} appears twice in one batch")

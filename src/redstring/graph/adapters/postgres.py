@@ -18,7 +18,7 @@ bound parameter. Needs the `postgres` extra. Design: ADR 0031.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 from redstring.domain.batches import require_all
@@ -29,6 +29,8 @@ from redstring.domain.json_safety import copy_json
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
 from redstring.graph.stored import entity_from_json
+from redstring.ports.graph_store import GraphStore
+from redstring.ports.lifetime import AsyncClosable
 from redstring.storage.adapters.postgres import (
     DEFAULT_POOL_SIZE,
     DEFAULT_SCHEMA,
@@ -180,7 +182,7 @@ def _chunks[T](items: Sequence[T]) -> list[Sequence[T]]:
     return [items[start : start + _CHUNK] for start in range(0, len(items), _CHUNK)]
 
 
-class PostgresGraphStore:
+class PostgresGraphStore(AsyncClosable, GraphStore):
     """A `GraphStore` kept in Postgres, shared by every process that opens it.
 
     Give a `dsn` (a `postgresql://` URL or a libpq keyword string) and the
@@ -216,7 +218,12 @@ class PostgresGraphStore:
         cache_size: int = DEFAULT_CACHE_SIZE,
     ) -> None:
         self._client = PostgresClient(
-            dsn=dsn, pool=pool, schema=schema, pool_size=pool_size, store="postgres graph store"
+            dsn=dsn,
+            pool=pool,
+            schema=schema,
+            pool_size=pool_size,
+            store="postgres graph store",
+            resource=f"{type(self).__name__}(schema={schema!r})",
         )
         if isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size < 0:
             raise ValueError(f"cache_size must be a non-negative integer, got {cache_size!r}")
@@ -226,17 +233,14 @@ class PostgresGraphStore:
         self._held: dict[tuple[TenantId, EntityId], tuple[int, Entity]] = {}
 
     def __repr__(self) -> str:
-        state = "closed" if self._client.closed else "open"
+        state = "closed" if self._closed else "open"
         return f"{type(self).__name__}(schema={self._client.schema!r}, {state})"
 
-    async def __aenter__(self) -> Self:
-        return self
+    def _resource_name(self) -> str:
+        return f"{type(self).__name__}(schema={self._client.schema!r})"
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Close the pool if the store opened it, and drop held entities. Idempotent."""
+    async def _release(self) -> None:
+        """Close the pool if the store opened it, and drop held entities."""
         self._held.clear()
         await self._client.close()
 

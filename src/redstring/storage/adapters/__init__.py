@@ -1,1 +1,1 @@
-"""Shared database clients, one module per backend."""
+"""Storage machinery, one module per backend."""

@@ -15,7 +15,7 @@ import re
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Final, Literal, NoReturn
 
-from redstring.domain.exceptions import StoreError
+from redstring.domain.exceptions import ClosedError, StoreError
 
 try:
     import asyncpg as asyncpg  # re-exported: the adapters name its Pool type
@@ -73,6 +73,7 @@ class PostgresClient:
         schema: str,
         pool_size: int,
         store: str,
+        resource: str,
     ) -> None:
         if (dsn is None) == (pool is None):
             raise ValueError("give exactly one of dsn and pool")
@@ -84,6 +85,7 @@ class PostgresClient:
             raise ValueError(f"pool_size must be a positive integer, got {pool_size!r}")
         self.schema = check_schema_name(schema)
         self.store = f"{store} (schema {schema})"
+        self._resource = resource
         self._dsn = dsn
         self._pool = pool
         self._owns_pool = pool is None
@@ -118,7 +120,7 @@ class PostgresClient:
 
     async def _get_pool(self) -> asyncpg.Pool:
         if self._closed:
-            raise self.error("the store is closed")
+            raise ClosedError(resource=self._resource)
         if self._pool is None:
             # Calls racing to open the pool would each open one and leak all but the last.
             async with self._opening:
@@ -128,7 +130,7 @@ class PostgresClient:
                     )
                     if self._closed:  # closed while the pool was opening
                         await pool.close()
-                        raise self.error("the store is closed")
+                        raise ClosedError(resource=self._resource)
                     self._pool = pool
         return self._pool
 

@@ -25,7 +25,7 @@ import asyncio
 import json
 import struct
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 import numpy as np
@@ -34,6 +34,8 @@ from redstring.domain.exceptions import DimensionMismatchError, EmbeddingModelMi
 from redstring.domain.ids import EntityId
 from redstring.domain.json_safety import check_json
 from redstring.domain.vector import VectorMatch, VectorRecord
+from redstring.ports.lifetime import AsyncClosable
+from redstring.ports.vector_store import VectorStore
 from redstring.storage.adapters.postgres import (
     DEFAULT_POOL_SIZE,
     DEFAULT_SCHEMA,
@@ -355,7 +357,7 @@ class _Sql:
         )
 
 
-class PostgresVectorStore:
+class PostgresVectorStore(AsyncClosable, VectorStore):
     """A `VectorStore` kept in Postgres with pgvector, shared by every process that opens it.
 
     Give a `dsn` and the store opens a pool of up to `pool_size` connections
@@ -408,7 +410,12 @@ class PostgresVectorStore:
         self._model = model
         self._index = index
         self._client = PostgresClient(
-            dsn=dsn, pool=pool, schema=schema, pool_size=pool_size, store="postgres vector store"
+            dsn=dsn,
+            pool=pool,
+            schema=schema,
+            pool_size=pool_size,
+            store="postgres vector store",
+            resource=f"{type(self).__name__}(schema={schema!r})",
         )
         self._sql: _Sql | None = None
         self._ready = asyncio.Lock()
@@ -416,7 +423,7 @@ class PostgresVectorStore:
         self._refreshing: dict[TenantId, asyncio.Lock] = {}
 
     def __repr__(self) -> str:
-        state = "closed" if self._client.closed else "open"
+        state = "closed" if self._closed else "open"
         mode = "exact" if self._index is None else repr(self._index)
         return f"{type(self).__name__}(dimension={self._dimension}, {mode}, {state})"
 
@@ -425,14 +432,11 @@ class PostgresVectorStore:
         """The length of every stored vector."""
         return self._dimension
 
-    async def __aenter__(self) -> Self:
-        return self
+    def _resource_name(self) -> str:
+        return f"{type(self).__name__}(schema={self._client.schema!r})"
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Close the pool if the store opened it, and drop held tenants. Idempotent."""
+    async def _release(self) -> None:
+        """Close the pool if the store opened it, and drop held tenants."""
         self._tenants.clear()
         await self._client.close()
 

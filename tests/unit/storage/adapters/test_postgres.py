@@ -11,7 +11,7 @@ import asyncpg
 import pytest
 
 import redstring
-from redstring.domain.exceptions import StoreError
+from redstring.domain.exceptions import ClosedError, StoreError
 from redstring.events.adapters.postgres import PostgresEventLog
 from redstring.graph.adapters.postgres import PostgresGraphStore
 from redstring.storage.adapters.postgres import check_schema_name
@@ -46,7 +46,7 @@ def test_the_postgres_names_load_from_redstring_on_first_access() -> None:
     assert redstring.PostgresVectorStore is PostgresVectorStore
     assert redstring.PostgresEventLog is PostgresEventLog
     with pytest.raises(AttributeError, match="NoSuchStore"):
-        _ = redstring.NoSuchStore  # type: ignore[attr-defined]
+        _ = redstring.NoSuchStore
 
 
 @pytest.mark.parametrize(
@@ -118,9 +118,9 @@ async def test_a_closed_store_refuses_to_work_and_closes_idempotently(
     for store in (graph, vectors):
         await store.close()
         await store.close()
-    with pytest.raises(StoreError, match="closed"):
+    with pytest.raises(ClosedError, match="closed"):
         await graph.get_entity(make_entity().id, TENANT)
-    with pytest.raises(StoreError, match="closed"):
+    with pytest.raises(ClosedError, match="closed"):
         await vectors.search([1.0, 0.0, 0.0, 0.0], TENANT)
 
 
@@ -168,6 +168,6 @@ async def test_closing_while_the_pool_opens_leaves_no_pool_open(postgres: Postgr
     reading = asyncio.create_task(store.get_entity(make_entity().id, TENANT))
     await asyncio.sleep(0)
     await store.close()
-    with pytest.raises(StoreError, match="closed"):
+    with pytest.raises(ClosedError, match="closed"):
         await reading
     assert store._client._pool is None
