@@ -62,7 +62,9 @@ def check_schema_name(schema: str) -> str:
 class PostgresClient:
     """A pool the adapter opened from a DSN, or one the caller owns, plus the schema.
 
-    Opens nothing until first used; closes only a pool it opened itself.
+    Opens nothing until first used; closes only a pool it opened itself. The
+    connections of a pool it opens start with `settings` (server parameters);
+    a caller's pool is used as it is.
     """
 
     def __init__(
@@ -74,6 +76,7 @@ class PostgresClient:
         pool_size: int,
         store: str,
         resource: str,
+        settings: dict[str, str] | None = None,
     ) -> None:
         if (dsn is None) == (pool is None):
             raise ValueError("give exactly one of dsn and pool")
@@ -89,6 +92,7 @@ class PostgresClient:
         self._dsn = dsn
         self._pool = pool
         self._owns_pool = pool is None
+        self._settings = dict(settings or {})
         self._pool_size = pool_size
         self._closed = False
         self._opening = asyncio.Lock()
@@ -100,6 +104,11 @@ class PostgresClient:
     def fail(self, exc: BaseException) -> NoReturn:
         """Raise `exc` as a `StoreError`, with `exc` as its cause."""
         raise self.error(f"{type(exc).__name__}: {exc}") from exc
+
+    @property
+    def owns_pool(self) -> bool:
+        """Whether this client opens its own pool, whose connections carry its settings."""
+        return self._owns_pool
 
     @property
     def closed(self) -> bool:
@@ -126,7 +135,10 @@ class PostgresClient:
             async with self._opening:
                 if self._pool is None:
                     pool = await asyncpg.create_pool(
-                        self._dsn, min_size=1, max_size=self._pool_size
+                        self._dsn,
+                        min_size=1,
+                        max_size=self._pool_size,
+                        server_settings=self._settings,
                     )
                     if self._closed:  # closed while the pool was opening
                         await pool.close()

@@ -236,6 +236,11 @@ def _copy_rows(
     yield _COPY_TRAILER
 
 
+def _index_settings(ef_search: int) -> dict[str, str]:
+    """The server settings an index search runs with."""
+    return {"hnsw.ef_search": str(ef_search), "hnsw.iterative_scan": "relaxed_order"}
+
+
 async def _chunked(pieces: Iterator[bytes]) -> AsyncIterator[bytes]:
     """`pieces` joined into messages of about `_COPY_MESSAGE_BYTES` each."""
     buffer: list[bytes] = []
@@ -416,6 +421,7 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
             pool_size=pool_size,
             store="postgres vector store",
             resource=f"{type(self).__name__}(schema={schema!r})",
+            settings=None if index is None else _index_settings(index.ef_search),
         )
         self._sql: _Sql | None = None
         self._ready = asyncio.Lock()
@@ -629,15 +635,16 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
         arguments: list[Any] = [tenant_id, _vector_text(query), candidates, k, margin]
         if entity_types is not None:
             arguments.append(list(entity_types))
-        async with client.transaction(readonly=True) as connection:
-            await connection.execute(
-                "SELECT set_config('hnsw.ef_search', $1, true), "
-                "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-                str(min(candidates, _MAX_EF_SEARCH)),
-            )
-            rows = await connection.fetch(
-                sql.nearest if entity_types is None else sql.nearest_of_types, *arguments
-            )
+        statement = sql.nearest if entity_types is None else sql.nearest_of_types
+        if client.owns_pool and candidates == self._index.ef_search:
+            # The pool's connections start with the index settings: one round trip.
+            async with client.connection() as connection:
+                rows = await connection.fetch(statement, *arguments)
+        else:
+            async with client.transaction(readonly=True) as connection:
+                for name, value in _index_settings(min(candidates, _MAX_EF_SEARCH)).items():
+                    await connection.execute("SELECT set_config($1, $2, true)", name, value)
+                rows = await connection.fetch(statement, *arguments)
         # The index's distances are float32 and, scanned iteratively, only
         # roughly ordered: rescore the candidates exactly.
         found = _Tenant(self._dimension, 0)
