@@ -127,6 +127,15 @@ class _Sql:
             f"DELETE FROM {s}.graph_entity_keys WHERE tenant_id = $1",
         )
         self.delete_tenant_entities = f"DELETE FROM {s}.graph_entities WHERE tenant_id = $1"
+        self.lock_entity = (
+            f"SELECT 1 FROM {s}.graph_entities WHERE tenant_id = $1 AND id = $2 FOR UPDATE"
+        )
+        self.delete_entity = (
+            f"""DELETE FROM {s}.graph_relationships
+            WHERE tenant_id = $1 AND (source_entity_id = $2 OR target_entity_id = $2)""",
+            f"DELETE FROM {s}.graph_entity_keys WHERE tenant_id = $1 AND entity_id = $2",
+            f"DELETE FROM {s}.graph_entities WHERE tenant_id = $1 AND id = $2",
+        )
         self.entities_by_id = (
             f"SELECT body FROM {s}.graph_entities WHERE tenant_id = $1 AND id = ANY($2::uuid[])"
         )
@@ -349,6 +358,22 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
             for end in (each.source_entity_id, each.target_entity_id):
                 if (each.tenant_id, end) not in held:
                     raise MissingEntityError(entity_id=end, tenant_id=each.tenant_id)
+
+    async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
+        """Remove the entity, its keys and every relationship with it at either end.
+
+        Only `tenant_id`'s entity is touched. The entity's row is locked first,
+        so a relationship written to it concurrently either lands before and
+        is removed with it, or finds it gone. `True` if the tenant held it.
+        """
+        client = await self._prepare()
+        async with client.transaction() as connection:
+            if await connection.fetchval(self._sql.lock_entity, tenant_id, entity_id) is None:
+                return False
+            for statement in self._sql.delete_entity:
+                await connection.execute(statement, tenant_id, entity_id)
+        self._held.pop((tenant_id, entity_id), None)
+        return True
 
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove every entity, key and relationship of the tenant; return the entity count."""

@@ -9,7 +9,7 @@ import pytest
 from redstring.graph.adapters.postgres import PostgresGraphStore
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
-from redstring.testing.factories import TENANT, make_entity
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from redstring.testing.graph_store import GraphStoreCompliance
 
 if TYPE_CHECKING:
@@ -80,3 +80,23 @@ async def test_a_store_holding_few_or_no_entities_still_answers_every_key(
 def test_a_negative_or_non_integer_cache_size_is_refused(bad: object) -> None:
     with pytest.raises(ValueError, match="cache_size"):
         PostgresGraphStore("postgresql://x/y", cache_size=bad)  # type: ignore[arg-type]
+
+
+async def test_deleting_an_entity_takes_its_keys_and_edges_in_its_tenant_only(
+    postgres: PostgresSchemas,
+) -> None:
+    store = postgres.graph_store()
+    ada, babbage = make_entity(name="Ada Lovelace"), make_entity(name="Charles Babbage")
+    theirs = make_entity(id=ada.id, name="Ada Lovelace", tenant_id=OTHER_TENANT)
+    await store.upsert_entities([ada, babbage, theirs])
+    edge = make_relationship(ada, babbage)
+    await store.upsert_relationship(edge)
+    assert await store.find_by_blocking_key("p:ada l", TENANT) == [ada]
+    assert await store.delete_entity(ada.id, TENANT) is True
+    assert await store.delete_entity(ada.id, TENANT) is False
+    assert await store.get_entity(ada.id, TENANT) is None
+    assert await store.find_by_blocking_key("p:ada l", TENANT) == []
+    assert await store.get_relationships(babbage.id, TENANT) == []
+    assert await store.get_entity(ada.id, OTHER_TENANT) == theirs
+    await store.upsert_entity(ada)
+    assert await store.find_by_blocking_key("p:ada l", TENANT) == [ada]
