@@ -237,7 +237,9 @@ async def retriever_for(stored: Stored, provider: EmbeddingProvider) -> Retrieve
     """A `Retriever` over the stored set, with each entity's name embedded by `provider`."""
     vectors = InMemoryVectorStore(dimension=provider.dimension)
     if isinstance(provider, CachedEmbeddings):
-        await provider.warm([entity.name for entity in stored.entities])
+        # Queries too, so that no `retrieve` waits for the model.
+        texts = [entity.name for entity in stored.entities]
+        await provider.warm(texts + [query.text for query in stored.labelled.queries])
     matrix = await provider.embed([entity.name for entity in stored.entities])
     await vectors.upsert_many(
         [
