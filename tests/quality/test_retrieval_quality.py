@@ -45,11 +45,20 @@ EMPTY_SHARING_A_WORD_CEILINGS: dict[str, int] = {
     "mentions": 197,
 }
 
-# What the rewritten lexical core is expected to reach on this slice: raise
-# the floors above to these (rounded down) when it lands, and the ceilings to 0.
+# What the rewritten lexical core (a trigram candidate index, folding,
+# aliases) measured on this slice before it landed, rounded down: when it
+# lands, move these into FLOORS and set the ceilings above to 0 (it left no
+# query sharing a word with its answer empty).
 NAMES_TARGETS: dict[tuple[str, str, str], float] = {
-    ("febrl4", "candidates", "recall"): 0.97,
-    ("mentions/surname", "lexical", "r10"): 1.0,
+    ("febrl4", "lexical", "r1"): 0.81,
+    ("febrl4", "lexical", "r10"): 0.89,
+    ("febrl4", "lexical", "mrr10"): 0.84,
+    ("febrl4", "candidates", "recall"): 0.99,
+    ("mentions", "lexical", "r10"): 0.98,
+    ("mentions/title", "lexical", "r10"): 1.0,
+    ("mentions/surname", "lexical", "r10"): 0.93,
+    ("mentions/initial", "lexical", "r10"): 0.95,
+    ("mentions/reversed", "lexical", "r10"): 1.0,
 }
 
 SLICE = 300
