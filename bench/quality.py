@@ -192,7 +192,8 @@ async def vectors_of(provider: EmbeddingProvider, texts: Sequence[str]) -> NDArr
     else:
         matrix = np.asarray(await provider.embed(list(texts)), dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms == 0, 1, norms)
+    unit: NDArray[np.float32] = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
+    return unit
 
 
 # -- the stored set ----------------------------------------------------------------
@@ -214,14 +215,19 @@ async def store(labelled: LabelledSet) -> Stored:
     tenant = TenantId(uuid5(NAMESPACE_URL, f"redstring-bench/{labelled.name}"))
     entities = []
     for record in labelled.records:
-        entity = Entity(
-            id=EntityId(uuid5(NAMESPACE_URL, f"redstring-bench/{labelled.name}/{record.key}")),
-            tenant_id=tenant,
-            name=record.name,
-            entity_type=record.entity_type,
-            properties=dict(record.properties),
-            extraction_method=ExtractionMethod.MANUAL,
-            confidence=1.0,
+        # A dict, so that `normalized_name` takes the library's own default.
+        entity = Entity.model_validate(
+            {
+                "id": EntityId(
+                    uuid5(NAMESPACE_URL, f"redstring-bench/{labelled.name}/{record.key}")
+                ),
+                "tenant_id": tenant,
+                "name": record.name,
+                "entity_type": record.entity_type,
+                "properties": dict(record.properties),
+                "extraction_method": ExtractionMethod.MANUAL,
+                "confidence": 1.0,
+            }
         )
         # As the extraction mapping writes them: the keys travel with the entity.
         entities.append(entity.model_copy(update={"blocking_keys": blocking_keys_for(entity)}))
@@ -537,12 +543,13 @@ def check(report: Report) -> list[dict[str, Any]]:
             surname.r10 == 1.0,
             f"R@10 {surname.r10:.3f}, empty {surname.empty}",
         )
-    for row in report.candidates:
-        if "/" not in row.group:
+    for found in report.candidates:
+        if "/" not in found.group:
             claim(
-                f"{row.group}: no empty lexical answer for a query sharing a word with its answer",
-                row.empty_sharing_token == 0,
-                f"{row.empty_sharing_token} empty",
+                f"{found.group}: no empty lexical answer"
+                " for a query sharing a word with its answer",
+                found.empty_sharing_token == 0,
+                f"{found.empty_sharing_token} empty",
             )
     return results
 
