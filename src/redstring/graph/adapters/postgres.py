@@ -84,7 +84,16 @@ _TABLES: Final = (
         ON {schema}.graph_relationships (tenant_id, source_entity_id)""",
     """CREATE INDEX graph_relationships_by_target
         ON {schema}.graph_relationships (tenant_id, target_entity_id)""",
+    """CREATE TABLE {schema}.graph_merges (
+        tenant_id uuid NOT NULL,
+        merged_id uuid NOT NULL,
+        canonical_id uuid NOT NULL,
+        PRIMARY KEY (tenant_id, merged_id)
+    )""",
 )
+#: How many merges of merges `resolve` follows at most: a guard, never reached
+#: by chains merges can make (a canonical id is never itself merged away).
+_MAX_MERGE_HOPS: Final = 64
 
 
 class _Sql:
@@ -123,6 +132,7 @@ class _Sql:
                 relationship_type = excluded.relationship_type,
                 body = excluded.body"""
         self.delete_tenant = (
+            f"DELETE FROM {s}.graph_merges WHERE tenant_id = $1",
             f"DELETE FROM {s}.graph_relationships WHERE tenant_id = $1",
             f"DELETE FROM {s}.graph_entity_keys WHERE tenant_id = $1",
         )
@@ -138,6 +148,45 @@ class _Sql:
         )
         self.entities_by_id = (
             f"SELECT body FROM {s}.graph_entities WHERE tenant_id = $1 AND id = ANY($2::uuid[])"
+        )
+        # Each requested id with the end of its chain of merges (itself if none).
+        self.resolve = f"""
+            WITH RECURSIVE chain (start, current, hops) AS (
+                SELECT id, id, 0 FROM unnest($2::uuid[]) AS requested (id)
+                UNION ALL
+                SELECT c.start, m.canonical_id, c.hops + 1
+                FROM chain AS c JOIN {s}.graph_merges AS m
+                  ON m.tenant_id = $1 AND m.merged_id = c.current
+                WHERE c.hops < {_MAX_MERGE_HOPS}
+            )
+            SELECT DISTINCT ON (start) start, current FROM chain ORDER BY start, hops DESC"""
+        self.resolved_entities = f"""
+            WITH RECURSIVE chain (start, current, hops) AS (
+                SELECT id, id, 0 FROM unnest($2::uuid[]) AS requested (id)
+                UNION ALL
+                SELECT c.start, m.canonical_id, c.hops + 1
+                FROM chain AS c JOIN {s}.graph_merges AS m
+                  ON m.tenant_id = $1 AND m.merged_id = c.current
+                WHERE c.hops < {_MAX_MERGE_HOPS}
+            ), ends AS (
+                SELECT DISTINCT ON (start) current FROM chain ORDER BY start, hops DESC
+            )
+            SELECT body FROM {s}.graph_entities
+            WHERE tenant_id = $1 AND id IN (SELECT current FROM ends)"""
+        self.touching = f"""
+            SELECT body FROM {s}.graph_relationships
+            WHERE tenant_id = $1
+              AND (source_entity_id = ANY($2::uuid[]) OR target_entity_id = ANY($2::uuid[]))"""
+        self.drop_absorbed = (
+            self.delete_keys,
+            f"DELETE FROM {s}.graph_entities WHERE tenant_id = $1 AND id = ANY($2::uuid[])",
+        )
+        self.record_merges = f"""
+            INSERT INTO {s}.graph_merges (tenant_id, merged_id, canonical_id)
+            SELECT $1, merged_id, $3 FROM unnest($2::uuid[]) AS absorbed (merged_id)
+            ON CONFLICT (tenant_id, merged_id) DO UPDATE SET canonical_id = excluded.canonical_id"""
+        self.unmerge = (
+            f"DELETE FROM {s}.graph_merges WHERE tenant_id = $1 AND merged_id = ANY($2::uuid[])"
         )
         # One statement per filter combination, so each is planned for its own index.
         select = f"SELECT body FROM {s}.graph_entities WHERE tenant_id = $1"
@@ -181,6 +230,18 @@ class _Sql:
 
 #: How many parsed entities a store keeps for its blocking-key reads by default.
 DEFAULT_CACHE_SIZE: Final = 200_000
+
+
+def _check_merge(canonical_id: EntityId, merged_ids: Sequence[EntityId]) -> list[EntityId]:
+    """The merged ids as a list, or `ValueError` naming what is wrong with them."""
+    merged = [EntityId(entity_id) for entity_id in require_all(merged_ids, UUID, name="merged_ids")]
+    if not merged:
+        raise ValueError("merged_ids must not be empty")
+    if len(set(merged)) != len(merged):
+        raise ValueError(f"merged_ids repeats an id: {[str(entity_id) for entity_id in merged]}")
+    if canonical_id in merged:
+        raise ValueError(f"merged_ids holds the canonical id {canonical_id}")
+    return merged
 
 
 def _copy_entity(entity: Entity) -> Entity:
@@ -375,6 +436,97 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         self._held.pop((tenant_id, entity_id), None)
         return True
 
+    async def merge_entities(self, canonical: Entity, merged_ids: Sequence[EntityId]) -> None:
+        """Absorb `merged_ids` into `canonical`, in one transaction.
+
+        Stores `canonical`, points every relationship touching a merged entity
+        at it (ids kept), removes the merged entities and their keys, and
+        records where each merged id now resolves. A merged id already
+        resolving to `canonical` is accepted, so the same merge twice changes
+        nothing more.
+
+        Raises:
+            ValueError: `merged_ids` is empty, repeats an id or holds the
+                canonical's; or the canonical id is itself merged away.
+            MissingEntityError: a merged id is neither held nor merged into
+                `canonical`. Nothing is written.
+        """
+        [entity] = require_all([canonical], Entity, name="canonical")
+        merged = _check_merge(entity.id, merged_ids)
+        tenant_id = entity.tenant_id
+        client = await self._prepare()
+        async with client.transaction() as connection:
+            await connection.execute(
+                "SELECT pg_advisory_xact_lock(hashtext($1))", f"merge {tenant_id}"
+            )
+            ends = {
+                row[0]: row[1]
+                for row in await connection.fetch(
+                    self._sql.resolve, tenant_id, [entity.id, *merged]
+                )
+            }
+            if ends[entity.id] != entity.id:
+                raise ValueError(f"canonical {entity.id} is itself merged into another entity")
+            held = {
+                row[0]
+                for row in await connection.fetch(self._sql.held_endpoints, tenant_id, merged)
+            }
+            for entity_id in merged:
+                if entity_id not in held and ends[entity_id] != entity.id:
+                    raise MissingEntityError(entity_id=entity_id, tenant_id=tenant_id)
+            await self._write_entities(connection, [entity])
+            absorbed = sorted((EntityId(UUID(bytes=each.bytes)) for each in held), key=str)
+            if absorbed:
+                await self._absorb(connection, entity, absorbed)
+        for entity_id in merged:
+            self._held.pop((tenant_id, entity_id), None)
+
+    async def _absorb(
+        self, connection: Connection, canonical: Entity, absorbed: list[EntityId]
+    ) -> None:
+        """Repoint the absorbed entities' relationships, drop them, record the merges."""
+        tenant_id = canonical.tenant_id
+        touching = [
+            Relationship.model_validate_json(row[0])
+            for row in await connection.fetch(self._sql.touching, tenant_id, absorbed)
+        ]
+        gone = set(absorbed)
+        rewritten = [
+            each.model_copy(
+                update={
+                    end: canonical.id
+                    for end in ("source_entity_id", "target_entity_id")
+                    if getattr(each, end) in gone
+                }
+            )
+            for each in touching
+        ]
+        if rewritten:
+            await connection.execute(
+                self._sql.upsert_relationships,
+                [each.tenant_id for each in rewritten],
+                [each.id for each in rewritten],
+                [each.source_entity_id for each in rewritten],
+                [each.target_entity_id for each in rewritten],
+                [each.relationship_type for each in rewritten],
+                [each.model_dump_json() for each in rewritten],
+            )
+        for statement in self._sql.drop_absorbed:
+            await connection.execute(statement, tenant_id, absorbed)
+        await connection.execute(self._sql.record_merges, tenant_id, absorbed, canonical.id)
+
+    async def unmerge_entities(self, merged_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        """Forget that `merged_ids` resolve elsewhere; ids not merged are ignored.
+
+        Restores nothing else: the caller writes back the entities and the
+        relationships as they were.
+        """
+        ids = list(require_all(merged_ids, UUID, name="merged_ids"))
+        if ids:
+            client = await self._prepare()
+            async with client.connection() as connection:
+                await connection.execute(self._sql.unmerge, tenant_id, ids)
+
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove every entity, key and relationship of the tenant; return the entity count."""
         client = await self._prepare()
@@ -398,8 +550,22 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         ids = list(dict.fromkeys(entity_ids))
         if not ids:
             return []
-        rows = await self._fetch(self._sql.entities_by_id, tenant_id, ids)
+        rows = await self._fetch(self._sql.resolved_entities, tenant_id, ids)
         return [entity_from_json(row[0]) for row in rows]
+
+    async def resolve(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, EntityId]:
+        """Each requested id's canonical id, following merges of merges; itself if none.
+
+        Every requested id is a key; one statement answers them all.
+        """
+        ids = list(dict.fromkeys(require_all(entity_ids, UUID, name="entity_ids")))
+        if not ids:
+            return {}
+        rows = await self._fetch(self._sql.resolve, tenant_id, ids)
+        ends = {row[0]: EntityId(UUID(bytes=row[1].bytes)) for row in rows}
+        return {EntityId(entity_id): ends[entity_id] for entity_id in ids}
 
     async def find_entities(
         self,

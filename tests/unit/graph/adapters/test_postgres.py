@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from redstring.domain.exceptions import MissingEntityError
 from redstring.graph.adapters.postgres import PostgresGraphStore
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
@@ -100,3 +101,37 @@ async def test_deleting_an_entity_takes_its_keys_and_edges_in_its_tenant_only(
     assert await store.get_entity(ada.id, OTHER_TENANT) == theirs
     await store.upsert_entity(ada)
     assert await store.find_by_blocking_key("p:ada l", TENANT) == [ada]
+
+
+async def test_a_merge_repoints_edges_resolves_reads_and_undoes_one_step(
+    postgres: PostgresSchemas,
+) -> None:
+    store = postgres.graph_store()
+    a, b, c = (make_entity(name=name) for name in ("Ada Lovelace", "A. Lovelace", "Babbage"))
+    theirs = make_entity(id=b.id, tenant_id=OTHER_TENANT)
+    await store.upsert_entities([a, b, c, theirs])
+    edge = make_relationship(b, c)
+    await store.upsert_relationship(edge)
+    for bad, message in (([], "merged_ids"), ([b.id, b.id], "merged_ids"), ([a.id], "merged_ids")):
+        with pytest.raises(ValueError, match=message):
+            await store.merge_entities(a, bad)
+    with pytest.raises(MissingEntityError):
+        await store.merge_entities(a, [b.id, make_entity().id])
+    await store.merge_entities(a, [b.id])
+    await store.merge_entities(a, [b.id])
+    assert await store.resolve([b.id, c.id], TENANT) == {b.id: a.id, c.id: c.id}
+    assert await store.resolve([], TENANT) == {}
+    assert await store.get_entities([a.id, b.id], TENANT) == [a]
+    assert await store.get_relationship(edge.id, TENANT) == edge.model_copy(
+        update={"source_entity_id": a.id}
+    )
+    assert await store.get_entity(b.id, OTHER_TENANT) == theirs
+    with pytest.raises(ValueError, match="canonical"):
+        await store.merge_entities(b, [c.id])
+    await store.merge_entities(c, [a.id])
+    assert await store.resolve([b.id], TENANT) == {b.id: c.id}
+    await store.unmerge_entities([a.id], TENANT)
+    await store.unmerge_entities([], TENANT)
+    assert await store.resolve([b.id], TENANT) == {b.id: a.id}
+    assert await store.delete_by_tenant(TENANT) == 1
+    assert await store.resolve([b.id], TENANT) == {b.id: b.id}
