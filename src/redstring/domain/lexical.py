@@ -19,7 +19,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from redstring.domain.similarity import string_similarity
+import jellyfish
+
+from redstring.domain.names import ALIASES_PROPERTY, MAX_NAME_CHARS, entity_names
+from redstring.domain.normalization import fold_name
 
 if TYPE_CHECKING:
     from redstring.domain.entity import Entity
@@ -34,25 +37,46 @@ if TYPE_CHECKING:
 PROPERTY_WEIGHT = 0.6
 
 
+def name_similarity(left: str, right: str) -> float:
+    """How alike two names are, on `0..1`, after `fold_name` on both.
+
+    The better of Jaro-Winkler on the folded names and on their words sorted,
+    so "Lovelace, Ada" scores as "Ada Lovelace" does (ADR 0015). Only the
+    first `MAX_NAME_CHARS` characters of each side count, which bounds the
+    cost on a huge string. Equal folded names score `1.0`; one empty side
+    against a non-empty one scores `0.0`.
+    """
+    a, b = fold_name(left[:MAX_NAME_CHARS]), fold_name(right[:MAX_NAME_CHARS])
+    if a == b:
+        return 1.0
+    best = jellyfish.jaro_winkler_similarity(a, b)
+    if " " in a or " " in b:
+        sorted_a, sorted_b = " ".join(sorted(a.split())), " ".join(sorted(b.split()))
+        if sorted_a == sorted_b:
+            return 1.0
+        best = max(best, jellyfish.jaro_winkler_similarity(sorted_a, sorted_b))
+    return float(best)
+
+
 def lexical_score(query: str, entity: Entity) -> float:
     """How well `entity` matches `query` lexically, on `0..1`.
 
-    The best of: the name, the extractor's `normalized_name`, and each string
-    value in `properties` at `PROPERTY_WEIGHT`. Casing and whitespace are not
-    differences -- `string_similarity` normalizes both sides, and this reuses
-    it rather than growing a second normalization, because two normalizations
-    that agree today are how two subsystems disagree in six months.
+    The best of: the name, the extractor's `normalized_name`, each string in
+    a list under `properties["aliases"]` (all at full weight), and each other
+    string value in `properties` at `PROPERTY_WEIGHT`, each compared with
+    `name_similarity`. Casing, accents, punctuation and word order are not
+    differences; only the first `MAX_NAME_CHARS` characters of each side
+    count.
 
     Non-string property values are skipped rather than coerced. `properties`
     is free-form JSON, and `str(7)` would invent a match against the query
     `"7"` that no caller asked for -- the same reading `ports/vector_store.py`
     gives a non-string `entity_type`.
     """
-    best = max(
-        string_similarity(query, entity.name),
-        string_similarity(query, entity.normalized_name),
-    )
-    for value in entity.properties.values():
-        if isinstance(value, str):
-            best = max(best, PROPERTY_WEIGHT * string_similarity(query, value))
+    best = max(name_similarity(query, name) for name in entity_names(entity))
+    if best == 1.0:
+        return best
+    for key, value in entity.properties.items():
+        if isinstance(value, str) and key != ALIASES_PROPERTY:
+            best = max(best, PROPERTY_WEIGHT * name_similarity(query, value))
     return best
