@@ -21,7 +21,7 @@ from redstring import (
 from redstring.domain.blocking import prefix_key_for_name, soundex_key_for_name
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.names import NAME_CANDIDATE_LIMIT
-from tests.factories import OTHER_TENANT, TENANT, make_entity
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
