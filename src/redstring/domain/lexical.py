@@ -17,9 +17,10 @@ under a stated scale.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
-import jellyfish
+from jellyfish import jaro_winkler_similarity, levenshtein_distance
 
 from redstring.domain.names import ALIASES_PROPERTY, MAX_NAME_CHARS, entity_names
 from redstring.domain.normalization import fold_name
@@ -37,25 +38,42 @@ if TYPE_CHECKING:
 PROPERTY_WEIGHT = 0.6
 
 
+@lru_cache(maxsize=1 << 16)
+def _forms(text: str) -> tuple[str, str]:
+    """The folded first `MAX_NAME_CHARS` characters of `text`, and its words sorted."""
+    folded = fold_name(text[:MAX_NAME_CHARS])
+    return folded, " ".join(sorted(folded.split()))
+
+
+def _levenshtein_similarity(left: str, right: str) -> float:
+    """One minus the edit distance over the longer length: `1.0` equal, `0.0` nothing kept."""
+    longest = max(len(left), len(right))
+    return 1.0 - levenshtein_distance(left, right) / longest if longest else 1.0
+
+
+def _similarity(query: tuple[str, str], name: tuple[str, str]) -> float:
+    """The mean of the best Jaro-Winkler and the best normalized Levenshtein (ADR 0015)."""
+    if query[0] == name[0] or query[1] == name[1]:
+        return 1.0
+    winkler = jaro_winkler_similarity(query[0], name[0])
+    edits = _levenshtein_similarity(query[0], name[0])
+    if query[1] != query[0] or name[1] != name[0]:
+        winkler = max(winkler, jaro_winkler_similarity(query[1], name[1]))
+        edits = max(edits, _levenshtein_similarity(query[1], name[1]))
+    return float(winkler + edits) / 2
+
+
 def name_similarity(left: str, right: str) -> float:
     """How alike two names are, on `0..1`, after `fold_name` on both.
 
-    The better of Jaro-Winkler on the folded names and on their words sorted,
-    so "Lovelace, Ada" scores as "Ada Lovelace" does (ADR 0015). Only the
+    The mean of Jaro-Winkler and of normalized Levenshtein similarity, each
+    the better of the folded names and of their words sorted, so "Lovelace,
+    Ada" scores as "Ada Lovelace" does (ADR 0015). Only the
     first `MAX_NAME_CHARS` characters of each side count, which bounds the
     cost on a huge string. Equal folded names score `1.0`; one empty side
     against a non-empty one scores `0.0`.
     """
-    a, b = fold_name(left[:MAX_NAME_CHARS]), fold_name(right[:MAX_NAME_CHARS])
-    if a == b:
-        return 1.0
-    best = jellyfish.jaro_winkler_similarity(a, b)
-    if " " in a or " " in b:
-        sorted_a, sorted_b = " ".join(sorted(a.split())), " ".join(sorted(b.split()))
-        if sorted_a == sorted_b:
-            return 1.0
-        best = max(best, jellyfish.jaro_winkler_similarity(sorted_a, sorted_b))
-    return float(best)
+    return _similarity(_forms(left), _forms(right))
 
 
 def lexical_score(query: str, entity: Entity) -> float:
@@ -73,10 +91,17 @@ def lexical_score(query: str, entity: Entity) -> float:
     `"7"` that no caller asked for -- the same reading `ports/vector_store.py`
     gives a non-string `entity_type`.
     """
-    best = max(name_similarity(query, name) for name in entity_names(entity))
-    if best == 1.0:
+    wanted = _forms(query)
+    best = 0.0
+    scored: set[str] = set()
+    for name in entity_names(entity):
+        forms = _forms(name)
+        if forms[0] not in scored:
+            scored.add(forms[0])
+            best = max(best, _similarity(wanted, forms))
+    if best == 1.0 or not entity.properties:
         return best
     for key, value in entity.properties.items():
         if isinstance(value, str) and key != ALIASES_PROPERTY:
-            best = max(best, PROPERTY_WEIGHT * name_similarity(query, value))
+            best = max(best, PROPERTY_WEIGHT * _similarity(wanted, _forms(value)))
     return best
