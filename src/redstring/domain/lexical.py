@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from jellyfish import jaro_winkler_similarity, levenshtein_distance
 
-from redstring.domain.names import ALIASES_PROPERTY, MAX_NAME_CHARS, entity_names
+from redstring.domain.names import MAX_NAME_CHARS, entity_names
 from redstring.domain.normalization import fold_name
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def lexical_score(query: str, entity: Entity) -> float:
             best = max(best, _similarity(wanted, forms))
     if best == 1.0 or not entity.properties:
         return best
-    for key, value in entity.properties.items():
-        if isinstance(value, str) and key != ALIASES_PROPERTY:
+    for value in entity.properties.values():
+        if isinstance(value, str):
             best = max(best, PROPERTY_WEIGHT * _similarity(wanted, _forms(value)))
     return best
