@@ -13,7 +13,7 @@ Lexical recall is bounded by the name index. A query that shares fewer than
 `MIN_SHARED_UNITS` trigrams with every name and alias of an entity, and no
 blocking key, cannot be retrieved lexically; when nothing shares enough the
 channel returns nothing rather than its least bad guess. At most
-`_LEXICAL_CANDIDATES` (100) candidates are scored, chosen before the
+`_LEXICAL_CANDIDATES` (50) candidates are scored, chosen before the
 `entity_types` filter. There is still no text index over documents, which is
 why this channel is not called BM25 (ADR 0009).
 
@@ -47,9 +47,9 @@ if TYPE_CHECKING:
 
 
 #: How many name candidates the lexical channel scores. On the quality
-#: bench's four sets, 100 gave the same lexical R@1 and R@10 as 500 (within
-#: .001) at a quarter of the cost; see ADR 0014.
-_LEXICAL_CANDIDATES = 100
+#: bench's four sets, 50 gave lexical R@1 and R@10 as good as 100 or 500, at
+#: a tenth of the cost of 500; see ADR 0014.
+_LEXICAL_CANDIDATES = 50
 
 
 async def _nothing() -> dict[EntityId, Any]:
