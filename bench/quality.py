@@ -192,7 +192,7 @@ async def vectors_of(provider: EmbeddingProvider, texts: Sequence[str]) -> NDArr
     else:
         matrix = np.asarray(await provider.embed(list(texts)), dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms == 0, 1, norms)
+    return np.asarray(matrix / np.where(norms == 0, 1, norms), dtype=np.float32)
 
 
 # -- the stored set ----------------------------------------------------------------
@@ -214,7 +214,7 @@ async def store(labelled: LabelledSet) -> Stored:
     tenant = TenantId(uuid5(NAMESPACE_URL, f"redstring-bench/{labelled.name}"))
     entities = []
     for record in labelled.records:
-        entity = Entity(
+        entity = Entity(  # type: ignore[call-arg]  # normalized_name defaults in a validator
             id=EntityId(uuid5(NAMESPACE_URL, f"redstring-bench/{labelled.name}/{record.key}")),
             tenant_id=tenant,
             name=record.name,
@@ -537,12 +537,13 @@ def check(report: Report) -> list[dict[str, Any]]:
             surname.r10 == 1.0,
             f"R@10 {surname.r10:.3f}, empty {surname.empty}",
         )
-    for row in report.candidates:
-        if "/" not in row.group:
+    for candidate in report.candidates:
+        if "/" not in candidate.group:
             claim(
-                f"{row.group}: no empty lexical answer for a query sharing a word with its answer",
-                row.empty_sharing_token == 0,
-                f"{row.empty_sharing_token} empty",
+                f"{candidate.group}: no empty lexical answer for a query sharing a word with "
+                "its answer",
+                candidate.empty_sharing_token == 0,
+                f"{candidate.empty_sharing_token} empty",
             )
     return results
 
