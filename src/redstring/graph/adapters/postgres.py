@@ -26,6 +26,13 @@ from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.ids import EntityId
 from redstring.domain.json_safety import copy_json
+from redstring.domain.names import (
+    MIN_SHARED_UNITS,
+    NAME_CANDIDATE_LIMIT,
+    check_candidate_limit,
+    entity_name_units,
+    query_name_units,
+)
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
 from redstring.graph.stored import entity_from_json
@@ -40,7 +47,7 @@ from redstring.storage.adapters.postgres import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from redstring.domain.ids import RelationshipId, TenantId
 
@@ -84,6 +91,12 @@ _TABLES: Final = (
         ON {schema}.graph_relationships (tenant_id, source_entity_id)""",
     """CREATE INDEX graph_relationships_by_target
         ON {schema}.graph_relationships (tenant_id, target_entity_id)""",
+    """CREATE TABLE {schema}.graph_name_units (
+        tenant_id uuid NOT NULL,
+        unit text NOT NULL,
+        entity_id uuid NOT NULL,
+        PRIMARY KEY (tenant_id, unit, entity_id)
+    )""",
     """CREATE TABLE {schema}.graph_merges (
         tenant_id uuid NOT NULL,
         merged_id uuid NOT NULL,
@@ -114,6 +127,21 @@ class _Sql:
                 entity_type = excluded.entity_type,
                 body = excluded.body,
                 revision = excluded.revision"""  # a fresh nextval, the column default
+        self.delete_units = f"""
+            DELETE FROM {s}.graph_name_units
+            WHERE tenant_id = $1 AND entity_id = ANY($2::uuid[])"""
+        self.insert_units = f"""
+            INSERT INTO {s}.graph_name_units (tenant_id, unit, entity_id)
+            SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[])"""
+        self.name_candidates = f"""
+            SELECT c.entity_id, e.revision FROM (
+                SELECT entity_id, count(*) AS shared FROM {s}.graph_name_units
+                WHERE tenant_id = $1 AND unit = ANY($2::text[])
+                GROUP BY entity_id HAVING count(*) >= $3
+                ORDER BY shared DESC, entity_id LIMIT $4
+            ) AS c
+            JOIN {s}.graph_entities AS e ON e.tenant_id = $1 AND e.id = c.entity_id
+            ORDER BY c.shared DESC, c.entity_id"""
         self.insert_keys = f"""
             INSERT INTO {s}.graph_entity_keys (tenant_id, key, entity_id)
             SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[])"""
@@ -133,6 +161,7 @@ class _Sql:
                 body = excluded.body"""
         self.delete_tenant = (
             f"DELETE FROM {s}.graph_merges WHERE tenant_id = $1",
+            f"DELETE FROM {s}.graph_name_units WHERE tenant_id = $1",
             f"DELETE FROM {s}.graph_relationships WHERE tenant_id = $1",
             f"DELETE FROM {s}.graph_entity_keys WHERE tenant_id = $1",
         )
@@ -144,6 +173,7 @@ class _Sql:
             f"""DELETE FROM {s}.graph_relationships
             WHERE tenant_id = $1 AND (source_entity_id = $2 OR target_entity_id = $2)""",
             f"DELETE FROM {s}.graph_entity_keys WHERE tenant_id = $1 AND entity_id = $2",
+            f"DELETE FROM {s}.graph_name_units WHERE tenant_id = $1 AND entity_id = $2",
             f"DELETE FROM {s}.graph_entities WHERE tenant_id = $1 AND id = $2",
         )
         self.entities_by_id = (
@@ -179,6 +209,7 @@ class _Sql:
               AND (source_entity_id = ANY($2::uuid[]) OR target_entity_id = ANY($2::uuid[]))"""
         self.drop_absorbed = (
             self.delete_keys,
+            self.delete_units,
             f"DELETE FROM {s}.graph_entities WHERE tenant_id = $1 AND id = ANY($2::uuid[])",
         )
         self.record_merges = f"""
@@ -351,6 +382,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
             by_tenant[entity.tenant_id].append(entity.id)
         for tenant_id, tenant_ids in by_tenant.items():
             await connection.execute(self._sql.delete_keys, tenant_id, tenant_ids)
+            await connection.execute(self._sql.delete_units, tenant_id, tenant_ids)
         await connection.execute(
             self._sql.upsert_entities,
             tenants,
@@ -367,6 +399,14 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         if keyed:
             key_tenants, keys, key_ids = zip(*keyed, strict=True)
             await connection.execute(self._sql.insert_keys, key_tenants, keys, key_ids)
+        named = [
+            (entity.tenant_id, unit, entity.id)
+            for entity in entities
+            for unit in sorted(entity_name_units(entity))
+        ]
+        if named:
+            unit_tenants, units, unit_ids = zip(*named, strict=True)
+            await connection.execute(self._sql.insert_units, unit_tenants, units, unit_ids)
 
     async def upsert_relationship(self, relationship: Relationship) -> None:
         """Store the relationship.
@@ -609,7 +649,9 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         rows = await self._fetch(self._sql.by_keys, tenant_id, list(result))
         found = self._held_at(tenant_id, rows)
         if len(found) < len({row[1] for row in rows}):
-            rows, found = await self._fetch_missing(tenant_id, list(result))
+            rows, found = await self._fetch_missing(
+                tenant_id, self._sql.by_keys, (tenant_id, list(result)), tuple
+            )
         for key, entity_id, _ in rows:
             result[key].append(_copy_entity(found[entity_id]))
         return result
@@ -624,14 +666,21 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         return found
 
     async def _fetch_missing(
-        self, tenant_id: TenantId, keys: list[str]
+        self,
+        tenant_id: TenantId,
+        sql: str,
+        arguments: Sequence[object],
+        shape: Callable[[Any], tuple[Any, ...]],
     ) -> tuple[list[Any], dict[EntityId, Entity]]:
-        """The key rows again and every entity they name, read from one snapshot."""
+        """`sql`'s rows again and every entity they name, read from one snapshot.
+
+        `shape` turns a row into `(anything, entity_id, revision)`.
+        """
         client = await self._prepare()
         async with client.transaction(isolation="repeatable_read", readonly=True) as connection:
-            rows = list(await connection.fetch(self._sql.by_keys, tenant_id, keys))
-            found = self._held_at(tenant_id, rows)
-            missing = list({row[1] for row in rows} - found.keys())
+            rows = list(await connection.fetch(sql, *arguments))
+            found = self._held_at(tenant_id, [shape(row) for row in rows])
+            missing = list({shape(row)[1] for row in rows} - found.keys())
             fetched = await connection.fetch(self._sql.revisions_by_id, tenant_id, missing)
         for entity_id, revision, body in fetched:
             found[entity_id] = entity_from_json(body)
@@ -647,6 +696,29 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         held[tenant_id, entity_id] = (revision, entity)
         while len(held) > self._cache_size:
             del held[next(iter(held))]
+
+    async def find_name_candidates(
+        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    ) -> list[Entity]:
+        """The entities sharing the most name units with `query`, best first, in one query.
+
+        The units of `redstring.domain.names` are indexed in a table of their
+        own, so the count is exactly the in-memory store's. Entities held at
+        their current revision are not fetched again. See
+        `NameCandidateReader.find_name_candidates` for the contract.
+        """
+        check_candidate_limit(limit)
+        units = query_name_units(query)
+        if not units or limit == 0:
+            return []
+        arguments = (tenant_id, units, MIN_SHARED_UNITS, limit)
+        rows = await self._fetch(self._sql.name_candidates, *arguments)
+        found = self._held_at(tenant_id, [(None, *row) for row in rows])
+        if len(found) < len(rows):
+            rows, found = await self._fetch_missing(
+                tenant_id, self._sql.name_candidates, arguments, lambda row: (None, *row)
+            )
+        return [_copy_entity(found[row[0]]) for row in rows]
 
     async def get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId

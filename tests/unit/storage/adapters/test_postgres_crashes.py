@@ -66,6 +66,7 @@ async def test_hostile_names_types_keys_and_queries_are_only_ever_data(
         assert await graph.find_entities(TENANT, name=f"{text} {index}") == [entity]
         assert await graph.find_entities(TENANT, entity_type=text) == [entity]
         assert await graph.find_by_blocking_keys([text], TENANT) == {text: []}
+        assert entity in await graph.find_name_candidates(f"{text} {index}", TENANT)
         [match] = await vectors.search([1.0, 0, 0, 0], TENANT, k=3, entity_types=[text])
         assert match.entity_id == entity.id
         assert match.metadata == {"entity_type": text, text: 1}
@@ -85,7 +86,7 @@ async def test_hostile_names_types_keys_and_queries_are_only_ever_data(
         held = await connection.fetchval(f"SELECT count(*) FROM {schema}.graph_entities")
     finally:
         await connection.close()
-    assert tables == 7  # meta, three graph tables, three vector tables
+    assert tables == 9  # meta, five graph tables, three vector tables
     assert held == len(HOSTILE)
 
 
