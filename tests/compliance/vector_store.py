@@ -74,7 +74,10 @@ class VectorStoreCompliance:
     # -- round trip, last write wins, copies ----------------------------------
 
     @PROPERTY_SETTINGS
-    @given(vector=vectors, metadata=st.dictionaries(safe_keys, st.integers()))
+    @given(
+        vector=vectors,
+        metadata=st.dictionaries(safe_keys, st.integers(min_value=-(2**63), max_value=2**63 - 1)),
+    )
     @example(vector=[1.0, 0.0, 0.0, 0.0], metadata={})
     def test_a_stored_vector_reads_back_at_float32_precision(
         self, vector: list[float], metadata: dict[str, int]

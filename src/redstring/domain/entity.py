@@ -15,7 +15,7 @@ from pydantic import (
 )
 
 from redstring.domain.ids import EntityId, SourceId, TenantId  # noqa: TC001 - pydantic needs them
-from redstring.domain.json_safety import check_json, check_text
+from redstring.domain.json_safety import check_json, check_name, check_text, shown
 from redstring.domain.normalization import normalize_name
 
 
@@ -35,6 +35,9 @@ class Entity(BaseModel):
     given and must not be blank; `normalized_name` defaults to
     `normalize_name(name)` but may carry an extractor's own form. Every string
     reachable in a field must be storable (no NUL, no unpaired surrogate).
+    `name`, `normalized_name` and `entity_type` are at most `MAX_NAME_LENGTH`
+    characters, and `properties` is held to the payload limits of
+    `redstring.domain.limits`.
     `confidence` is on `0..1` inclusive. `blocking_keys` is `None` until keys
     have been computed (see `redstring.domain.blocking`).
     """
@@ -69,17 +72,22 @@ class Entity(BaseModel):
     @classmethod
     def _name_not_blank(cls, value: str) -> str:
         if not value.strip():
-            raise ValueError(f"name must not be blank: {value!r}")
-        return check_text(value, field="name")
+            raise ValueError(f"name must not be blank: {shown(value)}")
+        return check_name(value, argument="name")
 
     @field_validator("entity_type")
     @classmethod
     def _type_not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError(f"entity_type must not be blank: {value!r}")
-        return check_text(value, field="entity_type")
+        return check_name(value, argument="entity_type")
 
-    @field_validator("normalized_name", "description", "source_id", "model")
+    @field_validator("normalized_name")
+    @classmethod
+    def _normalized_name_is_bounded(cls, value: str) -> str:
+        return check_name(value, argument="normalized_name")
+
+    @field_validator("description", "source_id", "model")
     @classmethod
     def _text_is_storable(cls, value: str | None) -> str | None:
         return None if value is None else check_text(value, field="text field")

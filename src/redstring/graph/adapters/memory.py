@@ -11,12 +11,23 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Self
 
-from redstring.domain.batches import require_all
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.json_safety import copy_json
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
+from redstring.domain.validation import (
+    check_depth,
+    check_entities,
+    check_entity_id,
+    check_entity_ids,
+    check_names,
+    check_optional_limit,
+    check_optional_name,
+    check_relationship_id,
+    check_relationships,
+    check_tenant_id,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -34,11 +45,6 @@ def _copy_relationship(relationship: Relationship) -> Relationship:
 
 def _by_id_string[T: (Entity, Relationship)](items: Iterable[T]) -> list[T]:
     return sorted(items, key=lambda item: str(item.id))
-
-
-def _check_limit(limit: int | None) -> None:
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit must not be negative, got {limit}")
 
 
 class _Tenant:
@@ -115,7 +121,7 @@ class InMemoryGraphStore:
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Store a copy of each entity; a later one with the same key wins."""
-        copies = [_copy_entity(entity) for entity in require_all(entities, Entity, name="entities")]
+        copies = [_copy_entity(entity) for entity in check_entities(entities)]
         for entity in copies:
             self._tenant(entity.tenant_id).put_entity(entity)
 
@@ -125,7 +131,7 @@ class InMemoryGraphStore:
 
     async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
         """Store every relationship, or none if any endpoint is absent from its tenant."""
-        for relationship in require_all(relationships, Relationship, name="relationships"):
+        for relationship in check_relationships(relationships):
             tenant = self._tenants.get(relationship.tenant_id)
             for endpoint in (relationship.source_entity_id, relationship.target_entity_id):
                 if tenant is None or endpoint not in tenant.entities:
@@ -135,6 +141,7 @@ class InMemoryGraphStore:
 
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove the tenant entirely; return how many entities it held."""
+        check_tenant_id(tenant_id)
         tenant = self._tenants.pop(tenant_id, None)
         return 0 if tenant is None else len(tenant.entities)
 
@@ -142,6 +149,7 @@ class InMemoryGraphStore:
 
     async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
         """A copy of the entity, or `None`."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         entity = None if tenant is None else tenant.entities.get(entity_id)
         return None if entity is None else _copy_entity(entity)
@@ -150,6 +158,7 @@ class InMemoryGraphStore:
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId
     ) -> list[Entity]:
         """Copies of the entities held among `entity_ids`, each once, in request order."""
+        check_entity_ids(entity_ids), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
@@ -169,7 +178,9 @@ class InMemoryGraphStore:
         limit: int | None = None,
     ) -> list[Entity]:
         """Entities matching the normalized `name` and/or exact `entity_type`, by id."""
-        _check_limit(limit)
+        check_tenant_id(tenant_id), check_optional_limit(limit)
+        check_optional_name(name, argument="name")
+        check_optional_name(entity_type, argument="entity_type")
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
@@ -193,7 +204,7 @@ class InMemoryGraphStore:
         self, keys: Sequence[str], tenant_id: TenantId
     ) -> dict[str, list[Entity]]:
         """Copies of the entities under each requested key; every key is present."""
-        require_all(keys, str, name="keys")
+        check_names(keys, argument="keys"), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return {key: [] for key in keys}
@@ -207,6 +218,7 @@ class InMemoryGraphStore:
         self, relationship_id: RelationshipId, tenant_id: TenantId
     ) -> Relationship | None:
         """A copy of the relationship, or `None`."""
+        check_relationship_id(relationship_id), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         relationship = None if tenant is None else tenant.relationships.get(relationship_id)
         return None if relationship is None else _copy_relationship(relationship)
@@ -219,6 +231,8 @@ class InMemoryGraphStore:
         relationship_type: str | None = None,
     ) -> list[Relationship]:
         """Copies of the relationships touching the entity, ordered by `str(id)`."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        check_optional_name(relationship_type, argument="relationship_type")
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
@@ -236,8 +250,7 @@ class InMemoryGraphStore:
         self, entity_id: EntityId, tenant_id: TenantId, *, depth: int = 1
     ) -> list[Entity]:
         """Copies of the entities within `depth` hops, by hop count then `str(id)`."""
-        if depth < 1:
-            raise ValueError(f"depth must be at least 1, got {depth}")
+        check_entity_id(entity_id), check_tenant_id(tenant_id), check_depth(depth)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
@@ -252,6 +265,8 @@ class InMemoryGraphStore:
                     for other in (relationship.source_entity_id, relationship.target_entity_id):
                         if other not in seen:
                             layer.add(other)
+            if not layer:
+                break
             seen |= layer
             found.extend(_by_id_string(tenant.entities[other] for other in layer))
             frontier = list(layer)
