@@ -28,18 +28,25 @@ from typing import TYPE_CHECKING, Any
 from redstring.domain.blocking import query_blocking_keys
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.fusion import reciprocal_rank_fusion
-from redstring.domain.json_safety import check_text
 from redstring.domain.lexical import lexical_score
+from redstring.domain.limits import MAX_LIMIT
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
+from redstring.domain.validation import (
+    check_collaborator,
+    check_entity_types,
+    check_limit,
+    check_query,
+    check_tenant_id,
+)
+from redstring.ports.embedding import EmbeddingProvider
+from redstring.ports.graph_store import GraphReader
+from redstring.ports.vector_store import VectorReader
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId, TenantId
-    from redstring.ports.embedding import EmbeddingProvider
-    from redstring.ports.graph_store import GraphReader
-    from redstring.ports.vector_store import VectorReader
 
 
 async def _nothing() -> dict[EntityId, Any]:
@@ -56,11 +63,15 @@ class Retriever:
 
     Raises:
         DimensionMismatchError: `embeddings` and `vectors` differ in dimension.
+        ValueError: a collaborator does not implement its port (`None`, say).
     """
 
     def __init__(
         self, *, embeddings: EmbeddingProvider, vectors: VectorReader, graph: GraphReader
     ) -> None:
+        check_collaborator(embeddings, EmbeddingProvider, argument="embeddings")
+        check_collaborator(vectors, VectorReader, argument="vectors")
+        check_collaborator(graph, GraphReader, argument="graph")
         if embeddings.dimension != vectors.dimension:
             raise DimensionMismatchError(expected=vectors.dimension, actual=embeddings.dimension)
         self._embeddings = embeddings
@@ -86,25 +97,20 @@ class Retriever:
         cannot reach and for vector matches the graph lacks.
 
         Raises:
-            ValueError: a blank query or one no store could hold (NUL, an
-                unpaired surrogate), a `k` that is not a non-negative integer,
-                an unknown `mode`, or a bare string for `entity_types`.
+            ValueError: a blank query, one longer than `MAX_QUERY_LENGTH` or
+                one no store could hold (NUL, an unpaired surrogate), a
+                `tenant_id` that is not a `uuid.UUID`, a `k` that is not an
+                integer within `0..MAX_LIMIT`, an unknown `mode`, or
+                `entity_types` that is not a sequence of type names.
             EmbeddingProviderError: the semantic channel's model failed.
         """
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError(f"query must be a non-blank string, got {query!r}")
-        check_text(query, field="query")
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise ValueError(f"k must be a non-negative integer, got {k!r}")
+        check_query(query), check_tenant_id(tenant_id), check_limit(k, argument="k")
         try:
             mode = RetrievalMode(mode)
         except ValueError:
             modes = ", ".join(each.value for each in RetrievalMode)
             raise ValueError(f"unknown retrieval mode {mode!r}; expected one of {modes}") from None
-        if isinstance(entity_types, str):
-            raise ValueError(
-                f"entity_types must be a sequence of types, not the string {entity_types!r}"
-            )
+        check_entity_types(entity_types)
         if k == 0 or entity_types == []:
             return RetrievalResult(query=query, matches=[])
 
@@ -146,10 +152,37 @@ class Retriever:
         k: int,
         entity_types: Sequence[str] | None,
     ) -> dict[EntityId, float]:
-        """The vector store's best `k` for the query's embedding: score per id, best first."""
+        """The vector store's best `k` for the query's embedding: score per id, best first.
+
+        With `entity_types`, the vector store's filter (on the type each
+        vector was written with) proposes candidates and the graph judges
+        them: a match whose entity the graph now holds under another type is
+        dropped, and the search widens until `k` pass, the store runs out or
+        the search reaches `MAX_LIMIT`. A match the graph lacks is kept here
+        and skipped later, never backfilled.
+        """
         [vector] = await self._embeddings.embed([query])
-        matches = await self._vectors.search(vector, tenant_id, k=k, entity_types=entity_types)
-        return {match.entity_id: match.score for match in matches}
+        if entity_types is None:
+            matches = await self._vectors.search(vector, tenant_id, k=k)
+            return {match.entity_id: match.score for match in matches}
+        allowed = frozenset(entity_types)
+        types: dict[EntityId, str] = {}
+        wanted = k
+        while True:
+            matches = await self._vectors.search(
+                vector, tenant_id, k=wanted, entity_types=entity_types
+            )
+            unseen = [match.entity_id for match in matches if match.entity_id not in types]
+            for entity in await self._graph.get_entities(unseen, tenant_id) if unseen else ():
+                types[entity.id] = entity.entity_type
+            kept = [
+                match
+                for match in matches
+                if match.entity_id not in types or types[match.entity_id] in allowed
+            ]
+            if len(kept) >= k or len(matches) < wanted or wanted >= MAX_LIMIT:
+                return {match.entity_id: match.score for match in kept[:k]}
+            wanted = min(MAX_LIMIT, 2 * wanted)
 
     async def _lexical(
         self,

@@ -34,4 +34,4 @@ MAX_JSON_INT: Final = 2**63 - 1
 #: The largest `depth` of `GraphReader.neighbors`.
 MAX_DEPTH: Final = 32
 #: The largest `limit` of a store read and `k` of a search or retrieval.
-MAX_LIMIT: Final = 10_000
+MAX_LIMIT: Final = 100_000

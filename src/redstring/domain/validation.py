@@ -227,3 +227,16 @@ def check_relationships(
         _check_type_name(relationship.relationship_type, argument=f"{at}.relationship_type")
         _check_common(relationship, argument=at)
     return items
+
+
+def check_collaborator[T](value: T, port: type, *, argument: str) -> T:
+    """`value`, once it satisfies `port`, a runtime-checkable protocol.
+
+    Catches `None`, or an object of the wrong kind, where a collaborator is
+    handed over, rather than at its first use deep inside a call.
+    """
+    if not isinstance(value, port):
+        raise ValueError(
+            f"{argument} must implement {port.__name__}, got {type(value).__name__} {shown(value)}"
+        )
+    return value

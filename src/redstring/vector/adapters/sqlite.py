@@ -39,6 +39,7 @@ from redstring.domain.exceptions import (
 )
 from redstring.domain.ids import EntityId
 from redstring.domain.json_safety import check_json
+from redstring.domain.validation import check_entity_id, check_tenant_id
 from redstring.domain.vector import VectorMatch, VectorRecord
 from redstring.vector.exact import (
     NO_TYPE,
@@ -430,6 +431,7 @@ class SqliteVectorStore:
         metadata: dict[str, Any] | None = None,
     ) -> None:
         """Store `vector` for the entity, replacing any previous one."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
 
         def work(connection: sqlite3.Connection) -> None:
             blob = check_vector(vector, self._dimension).astype(np.float32).tobytes()
@@ -468,6 +470,7 @@ class SqliteVectorStore:
 
     async def delete(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
         """Remove the entity's vector; `True` if there was one."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
         key = (str(tenant_id), str(entity_id))
 
         def work(connection: sqlite3.Connection) -> bool:
@@ -482,6 +485,7 @@ class SqliteVectorStore:
 
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove every vector of the tenant; return how many there were."""
+        check_tenant_id(tenant_id)
         tenant = str(tenant_id)
 
         def work(connection: sqlite3.Connection) -> int:
@@ -496,6 +500,7 @@ class SqliteVectorStore:
 
     async def get(self, entity_id: EntityId, tenant_id: TenantId) -> VectorRecord | None:
         """The stored record (vector at float32 precision), or `None`."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
 
         def work(connection: sqlite3.Connection) -> VectorRecord | None:
             row = connection.execute(
@@ -527,6 +532,7 @@ class SqliteVectorStore:
         Filters (`entity_types`, `min_score`) apply before `k`; ties break by
         `str(entity_id)`. See `redstring.ports.vector_store` for the contract.
         """
+        check_tenant_id(tenant_id)
         query = check_query(
             vector, self._dimension, k=k, entity_types=entity_types, min_score=min_score
         )
