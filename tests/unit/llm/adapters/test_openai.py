@@ -462,30 +462,59 @@ async def test_a_404_hints_that_base_url_must_include_v1(
 async def test_a_timeout_is_retried_then_reported_as_a_provider_error(
     server: FakeOpenAiServer, client: httpx.AsyncClient
 ) -> None:
-    slow = Reply(completion('{"name": "Ada"}'), delay=0.2)
-    server.reply(CHAT, slow, slow)
+    held = Reply(completion('{"name": "Ada"}'), hold=True)
+    server.reply(CHAT, held, held)
 
-    async with llm(server, client, timeout=0.05, max_retries=1) as model:
+    async with llm(server, client, timeout=0.2, max_retries=1) as model:
         with pytest.raises(LlmProviderError) as caught:
             await model.extract("text", Person)
 
     assert len(server.requests()) == 2
     assert type(caught.value) is LlmProviderError
-    assert "ReadTimeout" in caught.value.reason
-    assert isinstance(caught.value.__cause__, httpx.ReadTimeout)
+    assert "after 2 attempts: no complete answer within the 0.2 s deadline" in caught.value.reason
+    assert isinstance(caught.value.__cause__, TimeoutError)
 
 
 async def test_a_timeout_followed_by_an_answer_succeeds(
     server: FakeOpenAiServer, client: httpx.AsyncClient
 ) -> None:
+    """The first reply never comes, so the retry is certain; the second has the whole deadline."""
     server.reply(
         CHAT,
-        Reply(completion('{"name": "Slow"}'), delay=0.2),
+        Reply(completion('{"name": "Held"}'), hold=True),
         Reply(completion('{"name": "Ada"}')),
     )
 
-    async with llm(server, client, timeout=0.05, max_retries=1) as model:
+    async with llm(server, client, timeout=0.5, max_retries=1) as model:
         assert await model.extract("text", Person) == Person(name="Ada")
+
+
+@pytest.mark.parametrize("make", [llm, embedder])
+async def test_a_trickling_answer_is_cut_off_at_the_deadline_not_per_read(
+    server: FakeOpenAiServer, client: httpx.AsyncClient, make: Any
+) -> None:
+    """A byte every 0.05 s never trips a per-read timeout; the whole answer would take 10 s."""
+    trickling = Reply(completion('{"name": "Ada"}' + " " * 150), trickle=0.05)
+    server.reply(CHAT, trickling)
+    server.reply(EMBEDDINGS, Reply({"data": [{"index": 0, "embedding": [1.0, 0.0]}]}, trickle=0.05))
+
+    async with make(server, client, timeout=0.3, max_retries=0) as model:
+        call = model.extract("text", Person) if make is llm else model.embed(["text"])
+        with pytest.raises((LlmProviderError, EmbeddingProviderError), match=r"0\.3 s deadline"):
+            await call
+
+
+async def test_an_answer_past_the_size_cap_is_refused_without_retry(
+    server: FakeOpenAiServer, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(openai, "MAX_RESPONSE_BYTES", 1_000)
+    server.reply(CHAT, Reply(completion("x" * 2_000)), Reply(completion('{"name": "Ada"}')))
+
+    async with llm(server, client, max_retries=1) as model:
+        with pytest.raises(LlmProviderError, match=r"larger than MAX_RESPONSE_BYTES \(1000\)"):
+            await model.extract("text", Person)
+        assert await model.extract("text", Person) == Person(name="Ada")
+    assert len(server.requests()) == 2
 
 
 async def test_a_refused_connection_is_retried_then_reported_as_a_provider_error() -> None:
