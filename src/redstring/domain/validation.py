@@ -240,3 +240,21 @@ def check_collaborator[T](value: T, port: type, *, argument: str) -> T:
             f"{argument} must implement {port.__name__}, got {type(value).__name__} {shown(value)}"
         )
     return value
+
+
+def check_path(value: object, *, argument: str = "path") -> str:
+    """`value` as a `str` path, once it is a `str` or `os.PathLike` of storable text.
+
+    Bytes paths are refused, like NUL and unpaired surrogates, which no file
+    system API accepts in a path the same way everywhere.
+    """
+    # What `os.fspath` does, without importing `os` into the pure domain.
+    fspath = getattr(type(value), "__fspath__", None)
+    path = value if isinstance(value, str) else None if fspath is None else fspath(value)
+    if path is None or isinstance(value, bytes):
+        raise ValueError(
+            f"{argument} must be a str or os.PathLike, got {type(value).__name__} {shown(value)}"
+        )
+    if not isinstance(path, str):
+        raise ValueError(f"{argument} must be a text path, not bytes: {shown(value)}")
+    return check_text(path, field=argument)

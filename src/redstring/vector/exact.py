@@ -15,12 +15,19 @@ different last bits.)
 from __future__ import annotations
 
 import math
+from collections.abc import Sized
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from redstring.domain.exceptions import DimensionMismatchError
-from redstring.domain.validation import check_entity_types, check_limit, check_min_score
+from redstring.domain.limits import MAX_DIMENSION
+from redstring.domain.validation import (
+    check_entity_types,
+    check_integer,
+    check_limit,
+    check_min_score,
+)
 from redstring.domain.vector import VectorMatch, VectorRecord, cosine_to_score
 
 if TYPE_CHECKING:
@@ -39,10 +46,8 @@ _FLOAT32_EPSILON = float(np.finfo(np.float32).eps)
 
 
 def check_dimension(dimension: int) -> int:
-    """Return `dimension`, or raise `ValueError` unless it is a positive `int`."""
-    if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
-        raise ValueError(f"dimension must be a positive integer, got {dimension!r}")
-    return dimension
+    """Return `dimension`, or raise `ValueError` unless it is an `int` in `1..MAX_DIMENSION`."""
+    return check_integer(dimension, argument="dimension", minimum=1, maximum=MAX_DIMENSION)
 
 
 def check_vector(vector: Sequence[float], dimension: int) -> NDArray[np.float64]:
@@ -52,6 +57,8 @@ def check_vector(vector: Sequence[float], dimension: int) -> NDArray[np.float64]
         DimensionMismatchError: `vector` does not have `dimension` components.
         ValueError: it is not flat numbers, or is zero, NaN or infinite.
     """
+    if isinstance(vector, str | bytes) or not isinstance(vector, Sized):
+        raise ValueError(f"vector must be a sequence of numbers, got {vector!r:.80}")
     if len(vector) != dimension:
         raise DimensionMismatchError(expected=dimension, actual=len(vector))
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Self
 
+from redstring.domain.validation import check_sequence, check_tenant_id
 from redstring.events.log import StoredEvent
 from redstring.events.models import (
     DocumentExtracted,
@@ -65,7 +66,7 @@ class InMemoryEventLog:
                 held or repeats within `events`.
         """
         batch_ids: set[UUID] = set()
-        for index, event in enumerate(events):
+        for index, event in enumerate(check_sequence(events, argument="events")):
             if not isinstance(event, DocumentExtracted | EntitiesEmbedded):
                 raise ValueError(f"events[{index}] is not an event: {event!r}")
             if event.event_id in self._event_ids:
@@ -87,6 +88,8 @@ class InMemoryEventLog:
         """
         if isinstance(after, bool) or not isinstance(after, int) or after < 0:
             raise ValueError(f"after must be a non-negative integer, got {after!r}")
+        if tenant_id is not None:
+            check_tenant_id(tenant_id)
         return [
             StoredEvent(sequence=sequence, event=event_from_json(text))
             for sequence, (owner, text) in enumerate(self._entries[after:], start=after + 1)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
+import os  # noqa: TC003 - the public surface test resolves the signature at runtime
 import sqlite3
 import time
 from collections import defaultdict
@@ -51,6 +51,7 @@ from redstring.domain.validation import (
     check_names,
     check_optional_limit,
     check_optional_name,
+    check_path,
     check_relationship_id,
     check_relationships,
     check_tenant_id,
@@ -481,7 +482,7 @@ class SqliteGraphStore:
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._path = os.fspath(path)
+        self._path = check_path(path)
         self._executor = ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="redstring-sqlite-graph"
         )

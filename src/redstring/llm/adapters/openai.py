@@ -37,6 +37,8 @@ from redstring.domain.exceptions import (
     MalformedCompletionError,
     RefusedCompletionError,
 )
+from redstring.domain.limits import MAX_DIMENSION
+from redstring.domain.validation import check_integer
 
 try:
     import httpx
@@ -483,7 +485,7 @@ class OpenAiCompatibleEmbeddingProvider:
         max_retries: int = 3,
         backoff: float = 0.5,
     ) -> None:
-        _check_positive_int("dimension", dimension, minimum=1)
+        check_integer(dimension, argument="dimension", minimum=1, maximum=MAX_DIMENSION)
         _check_positive_int("batch_size", batch_size, minimum=1)
         self._http = _OpenAiHttp(
             base_url=base_url,

@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from redstring.domain.json_safety import check_json, copy_json
-from redstring.domain.validation import check_entity_id, check_tenant_id
+from redstring.domain.validation import (
+    check_entity_id,
+    check_metadata,
+    check_sequence,
+    check_tenant_id,
+)
 from redstring.domain.vector import VectorMatch, VectorRecord
 from redstring.vector.exact import (
     NO_TYPE,
@@ -160,7 +165,7 @@ class InMemoryVectorStore:
         metadata: dict[str, Any] | None = None,
     ) -> None:
         """Store `vector` for the entity, replacing any previous one."""
-        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        check_entity_id(entity_id), check_tenant_id(tenant_id), check_metadata(metadata)
         array = check_vector(vector, self._dimension)
         stored = copy_json(check_json(metadata or {}, field="metadata"))
         vectors = array.astype(np.float32)[np.newaxis, :]
@@ -168,6 +173,7 @@ class InMemoryVectorStore:
 
     async def upsert_many(self, records: Sequence[VectorRecord]) -> None:
         """Store every record after checking them all; a later duplicate key wins."""
+        check_sequence(records, argument="records")
         rows = check_batch(records, self._dimension)
         # A later record for the same key wins; each tenant is written in one go.
         latest = {(record.tenant_id, record.entity_id): n for n, record in enumerate(records)}

@@ -39,7 +39,14 @@ from redstring.domain.exceptions import (
 )
 from redstring.domain.ids import EntityId
 from redstring.domain.json_safety import check_json
-from redstring.domain.validation import check_entity_id, check_tenant_id
+from redstring.domain.validation import (
+    check_entity_id,
+    check_metadata,
+    check_optional_name,
+    check_path,
+    check_sequence,
+    check_tenant_id,
+)
 from redstring.domain.vector import VectorMatch, VectorRecord
 from redstring.vector.exact import (
     NO_TYPE,
@@ -179,10 +186,11 @@ class SqliteVectorStore:
         self, path: str | os.PathLike[str], *, dimension: int, model: str | None = None
     ) -> None:
         self._dimension = check_dimension(dimension)
+        model = check_optional_name(model, argument="model")
         if model is not None and not model.strip():
             raise ValueError(f"model must not be blank, got {model!r}")
         self._model = model
-        self._path = os.fspath(path)
+        self._path = check_path(path)
         self._executor: ThreadPoolExecutor | None = None
         self._closed = False
         # Touched only on the worker thread.
@@ -206,7 +214,7 @@ class SqliteVectorStore:
         Raises:
             StoreError: the file exists but cannot be read as SQLite.
         """
-        location = os.fspath(path)
+        location = check_path(path)
 
         def read() -> tuple[int, str | None] | None:
             if not os.path.isfile(location):
@@ -431,7 +439,7 @@ class SqliteVectorStore:
         metadata: dict[str, Any] | None = None,
     ) -> None:
         """Store `vector` for the entity, replacing any previous one."""
-        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        check_entity_id(entity_id), check_tenant_id(tenant_id), check_metadata(metadata)
 
         def work(connection: sqlite3.Connection) -> None:
             blob = check_vector(vector, self._dimension).astype(np.float32).tobytes()
@@ -443,6 +451,7 @@ class SqliteVectorStore:
 
     async def upsert_many(self, records: Sequence[VectorRecord]) -> None:
         """Store every record after checking them all, in one transaction; later duplicates win."""
+        check_sequence(records, argument="records")
 
         def work(connection: sqlite3.Connection) -> None:
             matrix = check_batch(records, self._dimension)

@@ -794,8 +794,8 @@ def test_bad_constructor_arguments_raise_value_error_naming_the_value(
 @pytest.mark.parametrize(
     ("overrides", "named"),
     [
-        ({"dimension": 0}, "dimension must be an int >= 1, got 0"),
-        ({"dimension": 7.0}, "dimension must be an int >= 1, got 7.0"),
+        ({"dimension": 0}, "dimension must be within 1..65536, got 0"),
+        ({"dimension": 7.0}, "dimension must be an integer, got float 7.0"),
         ({"batch_size": 0}, "batch_size must be an int >= 1, got 0"),
     ],
 )
