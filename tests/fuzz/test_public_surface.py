@@ -54,7 +54,7 @@ from redstring import (
     VectorRecord,
 )
 from redstring.domain.limits import MAX_DEPTH, MAX_LIMIT, MAX_NAME_LENGTH, MAX_QUERY_LENGTH
-from tests.factories import TENANT, make_entity, make_relationship
+from redstring.testing.factories import TENANT, make_entity, make_relationship
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

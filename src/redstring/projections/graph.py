@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from redstring.domain.events import DocumentExtracted
 from redstring.domain.validation import check_collaborator
-from redstring.events.models import DocumentExtracted
 from redstring.ports.graph_store import GraphWriter
 
 if TYPE_CHECKING:
-    from redstring.events.models import Event
+    from redstring.domain.events import Event
 
 
 class GraphProjection:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from redstring.domain.validation import check_collaborator
-from redstring.events.log import EventLog
+from redstring.ports.event_log import EventLog
 
 if TYPE_CHECKING:
+    from redstring.domain.events import Event
     from redstring.domain.ids import TenantId
-    from redstring.events.models import Event
 
 
 @runtime_checkable

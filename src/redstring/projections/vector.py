@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from redstring.domain.events import EntitiesEmbedded
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.validation import check_collaborator
-from redstring.events.models import EntitiesEmbedded
 from redstring.ports.vector_store import VectorStore
 
 if TYPE_CHECKING:
-    from redstring.events.models import Event
+    from redstring.domain.events import Event
 
 
 class VectorProjection:

@@ -20,7 +20,7 @@ from redstring import (
 )
 from redstring.domain.blocking import prefix_key_for_name, soundex_key_for_name
 from redstring.domain.limits import MAX_LIMIT, MAX_QUERY_LENGTH
-from tests.factories import OTHER_TENANT, TENANT, make_entity
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

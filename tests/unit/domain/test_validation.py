@@ -24,7 +24,7 @@ from redstring.domain.validation import (
     check_relationships,
     check_tenant_id,
 )
-from tests.factories import TENANT, make_entity, make_relationship
+from redstring.testing.factories import TENANT, make_entity, make_relationship
 
 if TYPE_CHECKING:
     from redstring.domain.entity import Entity

@@ -8,7 +8,7 @@ properties build a fresh store per example.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
 
 import pytest
@@ -19,12 +19,13 @@ from redstring.domain.blocking import prefix_key
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.ids import EntityId
 from redstring.domain.limits import MAX_DEPTH, MAX_LIMIT, MAX_NAME_LENGTH
-from tests.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
     from redstring.ports.graph_store import GraphStore
+    from redstring.ports.lifetime import AsyncClosable
 
 #: Every adapter's subclass runs the same properties, so hypothesis sees several
 #: executors; each example builds its own store, so none carries state across.
@@ -231,12 +232,12 @@ class GraphStoreCompliance:
             await store.neighbors(a.id, TENANT, depth=0)
 
     async def test_it_is_an_async_context_manager_that_closes_idempotently(self) -> None:
-        store = self.new_store()
+        store = cast("AsyncClosable", self.new_store())
         async with store as entered:
             assert entered is store
         await store.close()
         with pytest.raises(RuntimeError, match="boom"):
-            async with self.new_store():
+            async with cast("AsyncClosable", self.new_store()):
                 raise RuntimeError("boom")
 
     # -- bad input -------------------------------------------------------------
@@ -381,9 +382,13 @@ class GraphStoreCompliance:
             (store.find_entities(TENANT, entity_type=text), "entity_type"),  # type: ignore[arg-type]
             (store.find_by_blocking_keys([text], TENANT), r"keys\[0\]"),  # type: ignore[list-item]
             (
-                store.get_relationships(entity_id(1), TENANT, relationship_type=text),
+                store.get_relationships(
+                    entity_id(1),
+                    TENANT,
+                    relationship_type=text,  # type: ignore[arg-type]
+                ),
                 "relationship_type",
-            ),  # type: ignore[arg-type]
+            ),
         ]:
             with pytest.raises(ValueError, match=f"^{argument}"):
                 await call
