@@ -31,7 +31,9 @@ class ExtractionMethod(StrEnum):
 class Entity(BaseModel):
     """A named thing of some type, owned by one tenant.
 
-    Immutable: change one with `model_copy(update=...)`. `name` is stored as
+    Immutable: change one with `model_copy(update=...)`, which does not
+    validate the update; every store re-checks what it is given
+    (`redstring.domain.validation.check_entities`). `name` is stored as
     given and must not be blank; `normalized_name` defaults to
     `normalize_name(name)` but may carry an extractor's own form. Every string
     reachable in a field must be storable (no NUL, no unpaired surrogate).
