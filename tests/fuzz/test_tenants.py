@@ -108,9 +108,7 @@ class TenantsNeverCross(RuleBasedStateMachine):
     def link(self, tenant: TenantId, source: EntityId, end: EntityId) -> None:
         if (tenant, source) not in self.entities or (tenant, end) not in self.entities:
             return
-        relationship = make_relationship(
-            self.entities[tenant, source], self.entities[tenant, end]
-        )
+        relationship = make_relationship(self.entities[tenant, source], self.entities[tenant, end])
         for graph in self.graphs:
             self.run(graph.upsert_relationship(relationship))
         self.linked.setdefault((tenant, source), set()).add(end)
