@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 from redstring.domain.limits import (
     MAX_JSON_DEPTH,
@@ -23,6 +26,11 @@ from redstring.domain.limits import (
 #: (a real pair is a single astral character in a Python `str`). A compiled
 #: pattern scans in C, which matters to every store that validates its rows.
 _UNSAFE = re.compile("[\x00\ud800-\udfff]")
+
+
+def is_storable_text(value: str) -> bool:
+    """Whether `check_text` would accept `value`, without building a message."""
+    return _UNSAFE.search(value) is None
 
 
 def check_text(value: str, *, field: str) -> str:
@@ -131,6 +139,51 @@ def check_json[T](value: T, *, field: str) -> T:
         if size > MAX_JSON_SIZE:
             raise ValueError(f"{field} is larger than the limit of {MAX_JSON_SIZE} (characters)")
     return value
+
+
+def is_plain_json(value: object) -> bool:
+    """Whether `check_json` would accept the dict `value`, answered without building a message.
+
+    The same walk as `check_json` without the paths it keeps for its
+    messages, and with one regex over all the text: a store calls this on
+    every row it writes, and `check_json` only to explain a `False`. Dict
+    and list subclasses answer `False` here, though `check_json` accepts
+    them.
+    """
+    if type(value) is not dict:
+        return False
+    size = 1
+    texts: list[str] = []
+    pending: list[tuple[dict[Any, Any] | list[Any], int]] = [(value, 1)]
+    while pending:
+        container, depth = pending.pop()
+        if depth > MAX_JSON_DEPTH:
+            return False
+        size += len(container)
+        if type(container) is dict:
+            for key in container:
+                if type(key) is not str:
+                    return False
+                texts.append(key)
+            items: Iterable[object] = container.values()
+        else:
+            items = container
+        for item in items:
+            kind = type(item)
+            if kind is str:
+                texts.append(item)  # type: ignore[arg-type]
+            elif kind is int:
+                if not MIN_JSON_INT <= item <= MAX_JSON_INT:  # type: ignore[operator]
+                    return False
+            elif kind is float:
+                if not math.isfinite(item):  # type: ignore[arg-type]
+                    return False
+            elif kind is dict or kind is list:
+                pending.append((item, depth + 1))  # type: ignore[arg-type]
+            elif item is not None and kind is not bool:
+                return False
+    joined = "".join(texts)
+    return size + len(joined) <= MAX_JSON_SIZE and _UNSAFE.search(joined) is None
 
 
 def copy_json[T](value: T) -> T:

@@ -20,8 +20,15 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from redstring.domain.entity import Entity, ExtractionMethod
-from redstring.domain.json_safety import check_json, check_name, check_text, shown
-from redstring.domain.limits import MAX_DEPTH, MAX_LIMIT, MAX_QUERY_LENGTH
+from redstring.domain.json_safety import (
+    check_json,
+    check_name,
+    check_text,
+    is_plain_json,
+    is_storable_text,
+    shown,
+)
+from redstring.domain.limits import MAX_DEPTH, MAX_LIMIT, MAX_NAME_LENGTH, MAX_QUERY_LENGTH
 from redstring.domain.relationship import Relationship
 
 if TYPE_CHECKING:
@@ -182,6 +189,75 @@ def _check_type_name(value: object, *, argument: str) -> None:
         raise ValueError(f"{argument} must not be blank: {name!r}")
 
 
+def _storable_text(*texts: str | None) -> bool:
+    """Whether every text is `None` or a storable `str`: one regex over them all."""
+    present = [text for text in texts if text is not None]
+    if any(type(text) is not str for text in present):
+        return False
+    return is_storable_text("".join(present))
+
+
+def _storable_common(item: Entity | Relationship) -> bool:
+    """The fast, silent form of `_check_common`."""
+    confidence = item.confidence
+    return (
+        isinstance(item.tenant_id, UUID)
+        and type(item.extraction_method) is ExtractionMethod
+        and type(confidence) is float
+        and 0.0 <= confidence <= 1.0  # NaN fails both comparisons
+        and (not item.properties or is_plain_json(item.properties))
+        and type(item.properties) is dict
+    )
+
+
+def _storable_name(value: object) -> bool:
+    return type(value) is str and 0 < len(value) <= MAX_NAME_LENGTH and not value.isspace()
+
+
+def _storable_entity(entity: object) -> bool:
+    """Whether `entity` passes every check of `check_entities`, without building a message."""
+    if type(entity) is not Entity:
+        return False
+    keys = entity.blocking_keys
+    return (
+        isinstance(entity.id, UUID)
+        and _storable_name(entity.name)
+        and _storable_name(entity.entity_type)
+        and type(entity.normalized_name) is str
+        and len(entity.normalized_name) <= MAX_NAME_LENGTH
+        and (keys is None or type(keys) is frozenset)
+        and _storable_text(
+            entity.name,
+            entity.normalized_name,
+            entity.entity_type,
+            entity.description,
+            entity.source_id,
+            entity.model,
+            *(keys or ()),
+        )
+        and _storable_common(entity)
+    )
+
+
+def _storable_relationship(relationship: object) -> bool:
+    """Whether `relationship` passes every check of `check_relationships`, silently."""
+    if type(relationship) is not Relationship:
+        return False
+    return (
+        isinstance(relationship.id, UUID)
+        and isinstance(relationship.source_entity_id, UUID)
+        and isinstance(relationship.target_entity_id, UUID)
+        and _storable_name(relationship.relationship_type)
+        and _storable_text(
+            relationship.relationship_type,
+            relationship.description,
+            relationship.source_id,
+            relationship.model,
+        )
+        and _storable_common(relationship)
+    )
+
+
 def check_entities(value: object, *, argument: str = "entities") -> Sequence[Entity]:
     """`value`, once it is a sequence of entities every store can write and read back.
 
@@ -192,6 +268,8 @@ def check_entities(value: object, *, argument: str = "entities") -> Sequence[Ent
     """
     items = check_sequence(value, argument=argument)
     for index, entity in enumerate(items):
+        if _storable_entity(entity):
+            continue
         at = f"{argument}[{index}]"
         if not isinstance(entity, Entity):
             raise ValueError(f"{at} is not an Entity: {shown(entity)}")
@@ -218,6 +296,8 @@ def check_relationships(
     """
     items = check_sequence(value, argument=argument)
     for index, relationship in enumerate(items):
+        if _storable_relationship(relationship):
+            continue
         at = f"{argument}[{index}]"
         if not isinstance(relationship, Relationship):
             raise ValueError(f"{at} is not a Relationship: {shown(relationship)}")

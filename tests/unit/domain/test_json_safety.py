@@ -5,7 +5,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from redstring.domain.json_safety import check_json, check_text, copy_json
+from redstring.domain.json_safety import check_json, check_text, copy_json, is_plain_json
 
 #: Storable JSON: hypothesis text leaves out surrogates, so drop NUL too.
 safe_text = st.text(st.characters(codec="utf-8", exclude_characters="\x00"))
@@ -165,3 +165,50 @@ def test_a_payload_past_the_size_limit_is_refused() -> None:
     assert check_json({"text": "x" * 999_990}, field="metadata")
     with pytest.raises(ValueError, match=r"^metadata is larger than the limit of 1000000"):
         check_json({"text": "x" * 1_000_000}, field="metadata")
+
+
+def accepted(value: Any) -> bool:
+    try:
+        check_json(value, field="properties")
+    except ValueError:
+        return False
+    return True
+
+
+hostile_leaves = (
+    json_values
+    | st.sampled_from([2**63, -(2**63) - 1, math.nan, math.inf, "\x00", "\ud800", (1,), {1}])
+    | st.builds(object)
+)
+hostile_json = st.recursive(
+    hostile_leaves,
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(safe_text | st.sampled_from(["\ud800", "\x00"]), children, max_size=3)
+        | st.dictionaries(st.integers(), children, max_size=1)
+    ),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(safe_text, hostile_json, max_size=4))
+@example({})
+@example({"n": 2**63 - 1, "m": -(2**63), "f": 1.5, "b": True, "z": None, "s": "Ada"})
+@example({"n": 2**63})
+@example({"f": math.nan})
+@example({"s": "\ud800"})
+@example({"\x00": 1})
+@example({"t": (1,)})
+@example({"deep": nested(64)["deep"]})
+@example({"deep": nested(65)["deep"]})
+@example({"k": {1: "int key"}})
+@example({"text": "x" * 999_990})
+@example({"text": "x" * 999_995})
+def test_the_quick_answer_agrees_with_check_json(value: dict[str, Any]) -> None:
+    """`is_plain_json` is the silent fast path stores use; it must never disagree."""
+    assert is_plain_json(value) == accepted(value)
+
+
+def test_the_quick_answer_refuses_what_is_not_a_plain_dict() -> None:
+    assert not is_plain_json([1])
+    assert not is_plain_json("text")
