@@ -17,6 +17,7 @@ parameters have names `VALID` knows; one that does not makes
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import math
 import tempfile
@@ -133,7 +134,12 @@ def vector() -> list[float]:
 
 
 class World:
-    """Fresh collaborators for one call; SQLite files live in a temporary folder."""
+    """Fresh collaborators for one call; SQLite files live in a temporary folder.
+
+    Each call also runs with that folder as the working directory, so a
+    hostile `path` that is merely odd ("lexical", a tenant id) makes its file
+    there, not in the repository.
+    """
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -375,7 +381,7 @@ async def _probe(instance: Any, world: World) -> None:
 
 def _run_one(target: Target, replace: str | None, value: Any) -> BaseException | None:
     async def scenario() -> BaseException | None:
-        with tempfile.TemporaryDirectory() as folder:
+        with tempfile.TemporaryDirectory() as folder, contextlib.chdir(folder):
             world = World(Path(folder))
             try:
                 await _call(target, world, replace, value)
@@ -400,7 +406,7 @@ def test_a_valid_call_succeeds(label: str) -> None:
     target = BY_LABEL[label]
 
     async def scenario() -> None:
-        with tempfile.TemporaryDirectory() as folder:
+        with tempfile.TemporaryDirectory() as folder, contextlib.chdir(folder):
             world = World(Path(folder))
             try:
                 await _call(target, world, None, None)

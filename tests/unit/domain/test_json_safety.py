@@ -212,3 +212,12 @@ def test_the_quick_answer_agrees_with_check_json(value: dict[str, Any]) -> None:
 def test_the_quick_answer_refuses_what_is_not_a_plain_dict() -> None:
     assert not is_plain_json([1])
     assert not is_plain_json("text")
+
+
+def test_dicts_nested_past_the_limit_are_refused_too() -> None:
+    value: Any = {}
+    for _ in range(64):
+        value = {"d": value}
+    with pytest.raises(ValueError, match=r"nests deeper than 64 levels$"):
+        check_json(value, field="properties")
+    assert not is_plain_json(value)

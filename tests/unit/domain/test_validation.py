@@ -1,4 +1,5 @@
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -19,6 +20,7 @@ from redstring.domain.validation import (
     check_names,
     check_optional_limit,
     check_optional_name,
+    check_path,
     check_query,
     check_relationship_id,
     check_relationships,
@@ -203,3 +205,34 @@ def test_a_relationship_copied_past_validation_is_refused_at_the_store_edge() ->
         check_relationships([entity])
     with pytest.raises(ValueError, match=r"^entities\[0\] is not an Entity"):
         check_entities([good])
+
+
+def test_an_unusual_but_storable_entity_passes_the_slow_checks() -> None:
+    """An int confidence misses the fast path, which is stricter; the full checks accept it."""
+    for keys in (None, frozenset({"p:ada l"})):
+        entity = make_entity(blocking_keys=keys).model_copy(update={"confidence": 1})
+        assert check_entities([entity]) == [entity]
+
+
+def test_a_text_field_that_is_not_a_string_is_refused_at_the_store_edge() -> None:
+    with pytest.raises(ValueError, match=r"^entities\[0\]\.description must be a string"):
+        check_entities([make_entity().model_copy(update={"description": 7})])
+
+
+class BytesPath:
+    def __fspath__(self) -> bytes:
+        return b"graph.db"
+
+
+def test_a_path_is_text_or_path_like_text() -> None:
+    assert check_path("graph.db") == "graph.db"
+    assert check_path(Path("graph.db")) == "graph.db"
+    for bad, problem in [
+        (b"graph.db", "must be a str or os.PathLike"),
+        (None, "must be a str or os.PathLike"),
+        (BytesPath(), "must be a text path, not bytes"),
+        ("graph\x00.db", "NUL"),
+        ("\ud800.db", "surrogate"),
+    ]:
+        with pytest.raises(ValueError, match=problem):
+            check_path(bad)
