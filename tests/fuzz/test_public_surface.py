@@ -49,6 +49,7 @@ from redstring import (
     Retriever,
     SlidingWindowChunker,
     SourceDocument,
+    SourceId,
     SqliteGraphStore,
     SqliteVectorStore,
     VectorProjection,
@@ -113,14 +114,14 @@ hostile = st.sampled_from(HOSTILE) | st.integers() | st.floats() | st.text(max_s
 
 
 def document() -> SourceDocument:
-    return SourceDocument(id="doc-1", text="Ada Lovelace wrote the first program.")
+    return SourceDocument(id=SourceId("doc-1"), text="Ada Lovelace wrote the first program.")
 
 
 def extracted() -> DocumentExtracted:
     return DocumentExtracted(
         event_id=uuid4(),
         tenant_id=TENANT,
-        source_id="doc-1",
+        source_id=SourceId("doc-1"),
         occurred_at=datetime(2026, 1, 1, tzinfo=UTC),
         domain="general",
         model="fake/canned-v1",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from hypothesis import HealthCheck, settings
@@ -35,6 +35,9 @@ from redstring import (
 )
 from redstring.domain.blocking import query_blocking_keys
 from redstring.testing.factories import make_entity, make_relationship
+
+if TYPE_CHECKING:
+    from collections.abc import Coroutine
 
 DIMENSION = 16
 TENANTS = (
@@ -70,9 +73,8 @@ class TenantsNeverCross(RuleBasedStateMachine):
         self.vectored: set[tuple[TenantId, EntityId]] = set()
         self.linked: dict[tuple[TenantId, EntityId], set[EntityId]] = {}
 
-    def run[T](self, coroutine: Any) -> T:
-        result: T = self.loop.run_until_complete(coroutine)
-        return result
+    def run[T](self, coroutine: Coroutine[Any, Any, T]) -> T:
+        return self.loop.run_until_complete(coroutine)
 
     def teardown(self) -> None:
         for store in (*self.graphs, *self.vectors):

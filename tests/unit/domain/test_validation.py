@@ -192,13 +192,14 @@ def test_an_entity_copied_past_validation_is_refused_at_the_store_edge(
 def test_a_relationship_copied_past_validation_is_refused_at_the_store_edge() -> None:
     entity = make_entity()
     good = make_relationship(entity, entity)
-    for update, problem in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"confidence": math.nan}, r"relationships\[0\]\.confidence"),
         ({"source_entity_id": str(entity.id)}, r"relationships\[0\]\.source_entity_id"),
         ({"target_entity_id": None}, r"relationships\[0\]\.target_entity_id"),
         ({"relationship_type": ""}, r"relationships\[0\]\.relationship_type must not be blank"),
         ({"id": "x"}, r"relationships\[0\]\.id must be a RelationshipId"),
-    ]:
+    ]
+    for update, problem in cases:
         with pytest.raises(ValueError, match=problem):
             check_relationships([good.model_copy(update=update)])
     with pytest.raises(ValueError, match=r"^relationships\[0\] is not a Relationship"):
