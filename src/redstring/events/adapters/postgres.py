@@ -18,6 +18,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from redstring.domain.events import event_from_json, event_to_json
+from redstring.domain.limits import MAX_JSON_INT
+from redstring.domain.validation import check_integer, check_sequence, check_tenant_id
 from redstring.ports.event_log import EVENT_TYPES, EventLog, StoredEvent
 from redstring.ports.lifetime import AsyncClosable
 from redstring.storage.adapters.postgres import (
@@ -134,28 +136,29 @@ class PostgresEventLog(AsyncClosable, EventLog):
             ValueError: something is not an event, or an `event_id` is already
                 held or repeats within `events`.
         """
+        batch: list[Event] = list(check_sequence(events, argument="events"))
         seen: set[object] = set()
-        for index, event in enumerate(events):
+        for index, event in enumerate(batch):
             if not isinstance(event, EVENT_TYPES):
                 raise ValueError(f"events[{index}] is not an event: {event!r}")
             if event.event_id in seen:
                 raise ValueError(f"event {event.event_id} appears twice in one batch")
             seen.add(event.event_id)
-        if not events:
+        if not batch:
             return []
-        bodies = [event_to_json(event) for event in events]
+        bodies = [event_to_json(event) for event in batch]
         client = await self._prepare()
         async with client.transaction() as connection:
             last = int(await connection.fetchval(self._lock_head))
-            held = await connection.fetch(self._held, [event.event_id for event in events])
+            held = await connection.fetch(self._held, [event.event_id for event in batch])
             if held:
                 raise ValueError(f"the log already holds event {held[0][0]}")
-            sequences = list(range(last + 1, last + 1 + len(events)))
+            sequences = list(range(last + 1, last + 1 + len(batch)))
             await connection.execute(
                 self._insert,
                 sequences,
-                [event.event_id for event in events],
-                [event.tenant_id for event in events],
+                [event.event_id for event in batch],
+                [event.tenant_id for event in batch],
                 bodies,
             )
             await connection.execute(self._move_head, sequences[-1])
@@ -167,8 +170,9 @@ class PostgresEventLog(AsyncClosable, EventLog):
         Raises:
             ValueError: `after` is negative or not an integer.
         """
-        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
-            raise ValueError(f"after must be a non-negative integer, got {after!r}")
+        check_integer(after, argument="after", minimum=0, maximum=MAX_JSON_INT)
+        if tenant_id is not None:
+            check_tenant_id(tenant_id)
         client = await self._prepare()
         async with client.connection() as connection:
             if tenant_id is None:

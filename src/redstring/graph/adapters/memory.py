@@ -15,19 +15,30 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
-from redstring.domain.batches import require_all
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.json_safety import copy_json
 from redstring.domain.names import (
     MIN_SHARED_UNITS,
     NAME_CANDIDATE_LIMIT,
-    check_candidate_limit,
     entity_name_units,
     query_name_units,
 )
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
+from redstring.domain.validation import (
+    check_depth,
+    check_entities,
+    check_entity_id,
+    check_entity_ids,
+    check_limit,
+    check_names,
+    check_optional_limit,
+    check_optional_name,
+    check_relationship_id,
+    check_relationships,
+    check_tenant_id,
+)
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
 
@@ -62,11 +73,6 @@ def _copy_relationship(relationship: Relationship) -> Relationship:
 
 def _by_id_string[T: (Entity, Relationship)](items: Iterable[T]) -> list[T]:
     return sorted(items, key=lambda item: str(item.id))
-
-
-def _check_limit(limit: int | None) -> None:
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit must not be negative, got {limit}")
 
 
 _LOW_64: Final = (1 << 64) - 1
@@ -221,7 +227,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Store a copy of each entity; a later one with the same key wins."""
-        copies = [_copy_entity(entity) for entity in require_all(entities, Entity, name="entities")]
+        copies = [_copy_entity(entity) for entity in check_entities(entities)]
         for entity in copies:
             self._tenant(entity.tenant_id).put_entity(entity)
 
@@ -231,7 +237,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
     async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
         """Store every relationship, or none if any endpoint is absent from its tenant."""
-        for relationship in require_all(relationships, Relationship, name="relationships"):
+        for relationship in check_relationships(relationships):
             tenant = self._tenants.get(relationship.tenant_id)
             for endpoint in (relationship.source_entity_id, relationship.target_entity_id):
                 if tenant is None or endpoint not in tenant.entities:
@@ -241,6 +247,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove the tenant entirely; return how many entities it held."""
+        check_tenant_id(tenant_id)
         tenant = self._tenants.pop(tenant_id, None)
         return 0 if tenant is None else len(tenant.entities)
 
@@ -248,6 +255,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
     async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
         """A copy of the entity, or `None`."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         entity = None if tenant is None else tenant.entities.get(entity_id)
         return None if entity is None else _copy_entity(entity)
@@ -256,6 +264,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId
     ) -> list[Entity]:
         """Copies of the entities held among `entity_ids`, each once, in request order."""
+        check_entity_ids(entity_ids), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
@@ -275,7 +284,9 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         limit: int | None = None,
     ) -> list[Entity]:
         """Entities matching the normalized `name` and/or exact `entity_type`, by id."""
-        _check_limit(limit)
+        check_tenant_id(tenant_id), check_optional_limit(limit)
+        check_optional_name(name, argument="name")
+        check_optional_name(entity_type, argument="entity_type")
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
@@ -299,7 +310,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         self, keys: Sequence[str], tenant_id: TenantId
     ) -> dict[str, list[Entity]]:
         """Copies of the entities under each requested key; every key is present."""
-        require_all(keys, str, name="keys")
+        check_names(keys, argument="keys"), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return {key: [] for key in keys}
@@ -316,7 +327,8 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
         See `NameCandidateReader.find_name_candidates` for the contract.
         """
-        check_candidate_limit(limit)
+        check_tenant_id(tenant_id)
+        check_limit(limit)
         units = query_name_units(query)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
@@ -330,6 +342,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         self, relationship_id: RelationshipId, tenant_id: TenantId
     ) -> Relationship | None:
         """A copy of the relationship, or `None`."""
+        check_relationship_id(relationship_id), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         relationship = None if tenant is None else tenant.relationships.get(relationship_id)
         return None if relationship is None else _copy_relationship(relationship)
@@ -342,6 +355,8 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         relationship_type: str | None = None,
     ) -> list[Relationship]:
         """Copies of the relationships touching the entity, ordered by `str(id)`."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        check_optional_name(relationship_type, argument="relationship_type")
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
@@ -359,8 +374,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         self, entity_id: EntityId, tenant_id: TenantId, *, depth: int = 1
     ) -> list[Entity]:
         """Copies of the entities within `depth` hops, by hop count then `str(id)`."""
-        if depth < 1:
-            raise ValueError(f"depth must be at least 1, got {depth}")
+        check_entity_id(entity_id), check_tenant_id(tenant_id), check_depth(depth)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
@@ -375,6 +389,8 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
                     for other in (relationship.source_entity_id, relationship.target_entity_id):
                         if other not in seen:
                             layer.add(other)
+            if not layer:
+                break
             seen |= layer
             found.extend(_by_id_string(tenant.entities[other] for other in layer))
             frontier = list(layer)

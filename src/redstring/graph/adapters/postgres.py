@@ -21,20 +21,30 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
-from redstring.domain.batches import require_all
-from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.ids import EntityId
 from redstring.domain.json_safety import copy_json
 from redstring.domain.names import (
     MIN_SHARED_UNITS,
     NAME_CANDIDATE_LIMIT,
-    check_candidate_limit,
     entity_name_units,
     query_name_units,
 )
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
+from redstring.domain.validation import (
+    check_depth,
+    check_entities,
+    check_entity_id,
+    check_entity_ids,
+    check_limit,
+    check_names,
+    check_optional_limit,
+    check_optional_name,
+    check_relationship_id,
+    check_relationships,
+    check_tenant_id,
+)
 from redstring.graph.stored import entity_from_json
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
@@ -49,6 +59,7 @@ from redstring.storage.adapters.postgres import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from redstring.domain.entity import Entity
     from redstring.domain.ids import RelationshipId, TenantId
 
 #: The layout this module reads and writes, recorded in the schema's `meta` table.
@@ -265,7 +276,7 @@ DEFAULT_CACHE_SIZE: Final = 200_000
 
 def _check_merge(canonical_id: EntityId, merged_ids: Sequence[EntityId]) -> list[EntityId]:
     """The merged ids as a list, or `ValueError` naming what is wrong with them."""
-    merged = [EntityId(entity_id) for entity_id in require_all(merged_ids, UUID, name="merged_ids")]
+    merged = list(check_entity_ids(merged_ids, argument="merged_ids"))
     if not merged:
         raise ValueError("merged_ids must not be empty")
     if len(set(merged)) != len(merged):
@@ -364,7 +375,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Store every entity in one transaction; a later one with the same key wins."""
-        batch = require_all(entities, Entity, name="entities")
+        batch = check_entities(entities)
         latest = list({(entity.tenant_id, entity.id): entity for entity in batch}.values())
         if not latest:
             return
@@ -426,7 +437,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
             MissingEntityError: some endpoint is not in its relationship's
                 tenant; it names the first such endpoint in batch order.
         """
-        batch = require_all(relationships, Relationship, name="relationships")
+        batch = check_relationships(relationships)
         latest = list({(each.tenant_id, each.id): each for each in batch}.values())
         if not latest:
             return
@@ -467,6 +478,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         so a relationship written to it concurrently either lands before and
         is removed with it, or finds it gone. `True` if the tenant held it.
         """
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
         client = await self._prepare()
         async with client.transaction() as connection:
             if await connection.fetchval(self._sql.lock_entity, tenant_id, entity_id) is None:
@@ -491,7 +503,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
             MissingEntityError: a merged id is neither held nor merged into
                 `canonical`. Nothing is written.
         """
-        [entity] = require_all([canonical], Entity, name="canonical")
+        [entity] = check_entities([canonical], argument="canonical")
         merged = _check_merge(entity.id, merged_ids)
         tenant_id = entity.tenant_id
         client = await self._prepare()
@@ -561,7 +573,8 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         Restores nothing else: the caller writes back the entities and the
         relationships as they were.
         """
-        ids = list(require_all(merged_ids, UUID, name="merged_ids"))
+        check_tenant_id(tenant_id)
+        ids = list(check_entity_ids(merged_ids, argument="merged_ids"))
         if ids:
             client = await self._prepare()
             async with client.connection() as connection:
@@ -569,6 +582,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
 
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove every entity, key and relationship of the tenant; return the entity count."""
+        check_tenant_id(tenant_id)
         client = await self._prepare()
         async with client.transaction() as connection:
             for statement in self._sql.delete_tenant:
@@ -580,6 +594,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
 
     async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
         """The entity, or `None` when the tenant holds no such id."""
+        check_entity_id(entity_id)
         found = await self.get_entities([entity_id], tenant_id)
         return found[0] if found else None
 
@@ -587,6 +602,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId
     ) -> list[Entity]:
         """The held entities among `entity_ids`, each once, in unspecified order."""
+        check_entity_ids(entity_ids), check_tenant_id(tenant_id)
         ids = list(dict.fromkeys(entity_ids))
         if not ids:
             return []
@@ -600,7 +616,8 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
 
         Every requested id is a key; one statement answers them all.
         """
-        ids = list(dict.fromkeys(require_all(entity_ids, UUID, name="entity_ids")))
+        ids = list(dict.fromkeys(check_entity_ids(entity_ids)))
+        check_tenant_id(tenant_id)
         if not ids:
             return {}
         rows = await self._fetch(self._sql.resolve, tenant_id, ids)
@@ -620,8 +637,9 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         Raises:
             ValueError: `limit` is negative.
         """
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must not be negative, got {limit}")
+        check_tenant_id(tenant_id), check_optional_limit(limit)
+        check_optional_name(name, argument="name")
+        check_optional_name(entity_type, argument="entity_type")
         filters = [value for value in (name, entity_type) if value is not None]
         if name is not None:
             filters[0] = normalize_name(name)
@@ -642,7 +660,8 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         entity carrying several requested keys appears under each, as a
         separate object. Within a key, entities are ordered by `str(id)`.
         """
-        requested = list(require_all(keys, str, name="keys"))
+        requested = list(check_names(keys, argument="keys"))
+        check_tenant_id(tenant_id)
         result: dict[str, list[Entity]] = {key: [] for key in requested}
         if not result:
             return result
@@ -707,7 +726,8 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         their current revision are not fetched again. See
         `NameCandidateReader.find_name_candidates` for the contract.
         """
-        check_candidate_limit(limit)
+        check_tenant_id(tenant_id)
+        check_limit(limit)
         units = query_name_units(query)
         if not units or limit == 0:
             return []
@@ -724,6 +744,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         self, relationship_id: RelationshipId, tenant_id: TenantId
     ) -> Relationship | None:
         """The relationship, or `None`."""
+        check_relationship_id(relationship_id), check_tenant_id(tenant_id)
         rows = await self._fetch(self._sql.relationship, tenant_id, relationship_id)
         return Relationship.model_validate_json(rows[0][0]) if rows else None
 
@@ -735,6 +756,8 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         relationship_type: str | None = None,
     ) -> list[Relationship]:
         """Relationships with the entity at either end, ordered by `str(id)`."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        check_optional_name(relationship_type, argument="relationship_type")
         rows = await self._fetch(self._sql.relationships, tenant_id, entity_id, relationship_type)
         return [Relationship.model_validate_json(row[1]) for row in rows]
 
@@ -748,8 +771,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         Raises:
             ValueError: `depth` is less than 1.
         """
-        if depth < 1:
-            raise ValueError(f"depth must be at least 1, got {depth}")
+        check_entity_id(entity_id), check_tenant_id(tenant_id), check_depth(depth)
         client = await self._prepare()
         seen = {entity_id}
         frontier = [entity_id]

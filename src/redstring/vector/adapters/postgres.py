@@ -33,6 +33,13 @@ import numpy as np
 from redstring.domain.exceptions import DimensionMismatchError, EmbeddingModelMismatchError
 from redstring.domain.ids import EntityId
 from redstring.domain.json_safety import check_json
+from redstring.domain.validation import (
+    check_entity_id,
+    check_metadata,
+    check_optional_name,
+    check_sequence,
+    check_tenant_id,
+)
 from redstring.domain.vector import VectorMatch, VectorRecord
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.vector_store import VectorStore
@@ -403,7 +410,8 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
         pool_size: int = DEFAULT_POOL_SIZE,
     ) -> None:
         self._dimension = check_dimension(dimension)
-        if model is not None and (not isinstance(model, str) or not model.strip()):
+        model = check_optional_name(model, argument="model")
+        if model is not None and not model.strip():
             raise ValueError(f"model must not be blank, got {model!r}")
         if index is not None and not isinstance(index, HnswIndex):
             raise ValueError(f"index must be an HnswIndex or None, got {index!r}")
@@ -507,6 +515,7 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
         metadata: dict[str, Any] | None = None,
     ) -> None:
         """Store `vector` for the entity, replacing any previous one."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id), check_metadata(metadata)
         stored = check_json(metadata or {}, field="metadata")
         checked = check_query(vector, self._dimension, k=0, entity_types=None, min_score=None)
         record = VectorRecord(
@@ -520,6 +529,7 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
         The batch travels by binary `COPY` into a staging table, then one
         statement upserts it.
         """
+        check_sequence(records, argument="records")
         matrix = check_batch(records, self._dimension)
         if not len(matrix):
             return
@@ -543,6 +553,7 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
 
     async def delete(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
         """Remove the entity's vector; `True` if there was one."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
         client, sql = await self._prepare()
         async with client.transaction() as connection:
             if await connection.fetchval(sql.delete, tenant_id, entity_id) is None:
@@ -553,6 +564,7 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
 
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove every vector of the tenant; return how many there were."""
+        check_tenant_id(tenant_id)
         client, sql = await self._prepare()
         async with client.transaction() as connection:
             await connection.fetchval(sql.bump, tenant_id)
@@ -565,6 +577,7 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
 
     async def get(self, entity_id: EntityId, tenant_id: TenantId) -> VectorRecord | None:
         """The stored record (vector at float32 precision), or `None`."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
         client, sql = await self._prepare()
         async with client.connection() as connection:
             row = await connection.fetchrow(sql.get, tenant_id, entity_id)
@@ -592,6 +605,7 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
         `str(entity_id)`. See `redstring.ports.vector_store` for the contract.
         Exact unless the store was given an `HnswIndex`.
         """
+        check_tenant_id(tenant_id)
         query = check_query(
             vector, self._dimension, k=k, entity_types=entity_types, min_score=min_score
         )
