@@ -46,7 +46,13 @@ from redstring.domain.relationship import Relationship
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.domain.similarity import string_similarity
 from redstring.domain.source import SourceDocument
-from redstring.domain.vector import VectorMatch, VectorRecord, cosine_similarity
+from redstring.domain.vector import (
+    Vector,
+    VectorLike,
+    VectorMatch,
+    VectorRecord,
+    cosine_similarity,
+)
 from redstring.events import (
     DocumentExtracted,
     EntitiesEmbedded,
@@ -160,6 +166,8 @@ __all__ = [
     "StoredEvent",
     "TenantId",
     "UnknownDomainError",
+    "Vector",
+    "VectorLike",
     "VectorMatch",
     "VectorProjection",
     "VectorPurge",

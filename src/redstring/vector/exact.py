@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from redstring.domain.exceptions import DimensionMismatchError
-from redstring.domain.vector import VectorMatch, VectorRecord, cosine_to_score
+from redstring.domain.json_safety import check_json, copy_json
+from redstring.domain.vector import Vector, VectorMatch, VectorRecord, cosine_to_score
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from redstring.domain.ids import EntityId
+    from redstring.domain.vector import VectorLike
 
 #: Type code of a record whose `entity_type` is missing or not a string: it
 #: matches no `entity_types` filter.
@@ -35,6 +37,9 @@ NO_TYPE = -1
 #: Worst-case relative error of a float32 dot product is about `dimension`
 #: units in the last place; the first pass keeps rows within twice that.
 _FLOAT32_EPSILON = float(np.finfo(np.float32).eps)
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: Rows converted to float64 at a time when computing lengths.
+_NORM_CHUNK = 4_096
 
 
 def check_dimension(dimension: int) -> int:
@@ -44,26 +49,80 @@ def check_dimension(dimension: int) -> int:
     return dimension
 
 
-def check_vector(vector: Sequence[float], dimension: int) -> NDArray[np.float64]:
+def _as_vector(vector: VectorLike, field: str, dimension: int) -> Vector:
+    if isinstance(vector, Vector):
+        return vector
+    try:
+        return Vector(vector)
+    except ValueError as exc:
+        raise ValueError(f"{field} must be a flat sequence of {dimension} numbers: {exc}") from exc
+
+
+def check_vector(vector: VectorLike, dimension: int) -> NDArray[np.float64]:
     """`vector` as a float64 array, checked for length and finite, non-zero values.
 
     Raises:
         DimensionMismatchError: `vector` does not have `dimension` components.
         ValueError: it is not flat numbers, or is zero, NaN or infinite.
     """
-    if len(vector) != dimension:
-        raise DimensionMismatchError(expected=dimension, actual=len(vector))
-    try:
-        array = np.asarray(vector, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"vector must be a flat sequence of numbers: {exc}") from exc
-    if array.shape != (dimension,):
-        raise ValueError(f"vector must be a flat sequence of {dimension} numbers")
+    array = np.asarray(_as_vector(vector, "vector", dimension))
+    if len(array) != dimension:
+        raise DimensionMismatchError(expected=dimension, actual=len(array))
     if not np.isfinite(array).all():
         raise ValueError("vector contains NaN or infinity")
     if not array.any():
         raise ValueError("vector is all zeros; cosine is undefined for it")
-    return array
+    return array.astype(np.float64)
+
+
+def check_rows(
+    vectors: Sequence[VectorLike], dimension: int, *, field: str = "records[{}].vector"
+) -> NDArray[np.float32]:
+    """The vectors as one float32 matrix, one row each, after checking all of them.
+
+    What is stored is float32, so that is what is checked: a component
+    beyond float32's range (which would be stored as infinity) and a vector
+    whose every component rounds to zero in float32 are refused like NaN and
+    zero. A float32 array row is copied in without a step per component.
+
+    Raises:
+        DimensionMismatchError: some vector does not have `dimension` components.
+        ValueError: some vector is not flat numbers, or is zero, NaN or
+            infinite at float32; the message names it with `field`.
+    """
+    matrix = np.empty((len(vectors), dimension), dtype=np.float32)
+    with np.errstate(over="ignore"):
+        for index, vector in enumerate(vectors):
+            array = np.asarray(_as_vector(vector, field.format(index), dimension))
+            if len(array) != dimension:
+                raise DimensionMismatchError(expected=dimension, actual=len(array))
+            matrix[index] = array
+    finite = np.isfinite(matrix).all(axis=1)
+    if not finite.all():
+        bad = int(np.flatnonzero(~finite)[0])
+        raise ValueError(
+            f"{field.format(bad)} contains NaN or infinity, or a value beyond float32's range"
+        )
+    zero = np.flatnonzero(~matrix.any(axis=1))
+    if zero.size:
+        raise ValueError(f"{field.format(int(zero[0]))} is all zeros at float32 precision")
+    # Only a row with a component this large can be longer than float32 allows.
+    suspects = np.flatnonzero(np.abs(matrix).max(axis=1) > _FLOAT32_MAX / math.sqrt(dimension))
+    if suspects.size:
+        long = suspects[~np.isfinite(row_norms(matrix[suspects]))]
+        if long.size:
+            raise ValueError(f"{field.format(int(long[0]))} is longer than float32's range")
+    return matrix
+
+
+def row_norms(matrix: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Each row's length, computed in float64 (no overflow or underflow), stored as float32."""
+    norms = np.empty(len(matrix), dtype=np.float32)
+    for start in range(0, len(matrix), _NORM_CHUNK):
+        chunk = matrix[start : start + _NORM_CHUNK].astype(np.float64)
+        with np.errstate(over="ignore"):
+            norms[start : start + _NORM_CHUNK] = np.sqrt(np.einsum("ij,ij->i", chunk, chunk))
+    return norms
 
 
 def check_batch(records: Sequence[VectorRecord], dimension: int) -> NDArray[np.float32]:
@@ -74,30 +133,31 @@ def check_batch(records: Sequence[VectorRecord], dimension: int) -> NDArray[np.f
         ValueError: some record is not a `VectorRecord`, or its vector is zero,
             NaN or infinite; the message names its index.
     """
-    if not records:
-        return np.empty((0, dimension), dtype=np.float32)
     for index, record in enumerate(records):
         if not isinstance(record, VectorRecord):
             raise ValueError(f"records[{index}] is not a VectorRecord: {record!r}")
-        if len(record.vector) != dimension:
-            raise DimensionMismatchError(expected=dimension, actual=len(record.vector))
-    # Straight to float32, the stored precision: converting the Python floats
-    # is most of a batch's cost, and a float64 detour makes it a third dearer.
-    with np.errstate(over="ignore"):
-        matrix = np.array([record.vector for record in records], dtype=np.float32)
-    if not np.isfinite(matrix).all():
-        bad = int(np.flatnonzero(~np.isfinite(matrix).all(axis=1))[0])
-        raise ValueError(
-            f"records[{bad}].vector contains NaN or infinity, or a value beyond float32's range"
-        )
-    zero = np.flatnonzero(~matrix.any(axis=1))
-    if zero.size:
-        raise ValueError(f"records[{int(zero[0])}].vector is all zeros at float32 precision")
-    return matrix
+    return check_rows([record.vector for record in records], dimension)
+
+
+def check_metadata(metadata: object, field: str) -> dict[str, Any]:
+    """A private copy of `metadata`, checked to be a plain JSON object every store can hold.
+
+    Checked at the store's edge, not only where a record was built: a
+    record's `metadata` dict can be changed after it was validated.
+
+    Raises:
+        ValueError: `metadata` is not a dict of plain JSON; `field` names it.
+    """
+    if not isinstance(metadata, dict):
+        raise ValueError(f"{field} must be a dict, got {type(metadata).__name__}")
+    try:
+        return copy_json(check_json(metadata, field=field))
+    except RecursionError as exc:
+        raise ValueError(f"{field} is nested too deeply (or contains itself)") from exc
 
 
 def check_query(
-    vector: Sequence[float],
+    vector: VectorLike,
     dimension: int,
     *,
     k: int,
@@ -147,7 +207,7 @@ def search_exactly(
 
     Args:
         matrix: One stored vector per row, exactly as many rows as `ids`.
-        norms: The float32 norm of each row.
+        norms: Each row's length (`row_norms`).
         type_codes: Each row's entity type code, `NO_TYPE` for none.
         ids: Each row's entity id.
         metadata: Returns a row's metadata as a copy the caller may keep; it is
@@ -174,8 +234,9 @@ def _candidates(
 ) -> NDArray[np.intp]:
     """Rows that may be in the top `k`: the float32 pass, with a rounding margin."""
     size = len(matrix)
-    cosines = matrix @ query.astype(np.float32)
-    cosines /= norms * np.float32(np.linalg.norm(query))
+    # A unit query keeps every product within a stored row's (float32) length.
+    cosines = matrix @ (query / np.linalg.norm(query)).astype(np.float32)
+    cosines /= norms
     margin = np.float32(4 * matrix.shape[1] * _FLOAT32_EPSILON)
     allowed: NDArray[np.bool_] | None = None
     if allowed_types is not None:
