@@ -50,9 +50,10 @@ class Vector(Sequence[float]):
     a float64 buffer or a sequence of Python floats as float64, so nothing
     is rounded on the way in. It is a `Sequence[float]`: it compares equal to
     a list or tuple with the same values (`Vector([1.0]) == [1.0]`) and
-    indexes to Python floats. It exposes its values as a read-only buffer,
-    so `numpy.asarray(vector)` reads them without a copy. It cannot be
-    changed, so a store can hand it out without copying it.
+    indexes to Python floats. It exposes its values as a read-only buffer
+    (`numpy.asarray(vector)` reads them without a copy) and as bytes
+    (`tobytes`). It cannot be changed, so a store can hand it out without
+    copying it.
 
     Raises:
         ValueError: `values` is a string, not one-dimensional, holds
@@ -60,23 +61,35 @@ class Vector(Sequence[float]):
             are not numbers.
     """
 
-    __slots__ = ("_values",)
+    __slots__ = ("_data", "_typecode")
     __hash__ = None  # type: ignore[assignment]  # equal to lists, which are unhashable
 
     def __init__(self, values: VectorLike) -> None:
-        self._values = _as_values(values)
+        self._typecode, self._data = _as_bytes(values)
 
     @property
     def itemsize(self) -> int:
         """Bytes per component: 4 for float32, 8 for float64."""
-        return self._values.itemsize
+        return 4 if self._typecode == "f" else 8
+
+    def tobytes(self) -> bytes:
+        """The values as machine-order float32 or float64 bytes (see `itemsize`).
+
+        Immutable, so it is returned without a copy: the fast way for a store
+        to read many vectors at once.
+        """
+        return self._data
+
+    def _view(self) -> memoryview:
+        return memoryview(self._data).cast(self._typecode)
 
     def tolist(self) -> list[float]:
         """The values as a new list of Python floats."""
-        return self._values.tolist()
+        values: list[float] = self._view().tolist()
+        return values
 
     def __len__(self) -> int:
-        return len(self._values)
+        return len(self._data) // self.itemsize
 
     @overload
     def __getitem__(self, index: int) -> float: ...
@@ -86,24 +99,26 @@ class Vector(Sequence[float]):
 
     def __getitem__(self, index: int | slice) -> float | list[float]:
         if isinstance(index, slice):
-            return self._values[index].tolist()
-        return self._values[index]
+            values: list[float] = self._view()[index].tolist()
+            return values
+        value: float = self._view()[index]
+        return value
 
     def __iter__(self) -> Iterator[float]:
-        return iter(self._values)
+        return iter(self.tolist())
 
     def __buffer__(self, flags: int) -> memoryview:
-        return memoryview(self._values).toreadonly()
+        return self._view()
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Vector):
-            return self._values.tolist() == other._values.tolist()
+            return self.tolist() == other.tolist()
         if isinstance(other, list | tuple):
-            return len(other) == len(self._values) and self._values.tolist() == list(other)
+            return len(other) == len(self) and self.tolist() == list(other)
         return NotImplemented
 
     def __repr__(self) -> str:
-        return f"Vector({self._values.tolist()!r})"
+        return f"Vector({self.tolist()!r})"
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: object, handler: GetCoreSchemaHandler) -> Any:  # noqa: ANN401 - the CoreSchema type lives in pydantic_core
@@ -117,10 +132,10 @@ class Vector(Sequence[float]):
         )
 
 
-def _as_values(values: object) -> array[float]:
-    """`values` as a new `array` of float32 (`f`) or float64 (`d`) items."""
+def _as_bytes(values: object) -> tuple[str, bytes]:
+    """`values` as a type code (`f` float32, `d` float64) and the bytes of its items."""
     if isinstance(values, Vector):
-        return values._values
+        return values._typecode, values._data
     if isinstance(values, str | bytes | bytearray | dict) or values is None:
         raise ValueError(f"a vector must be a sequence of floats, got {type(values).__name__}")
     if isinstance(values, Buffer):
@@ -128,17 +143,15 @@ def _as_values(values: object) -> array[float]:
         if view.ndim != 1:
             raise ValueError(f"a vector must be one-dimensional, got shape {view.shape}")
         typecode = _TYPECODES.get(view.format)
-        if typecode is None and view.format.lstrip("@=<>!") in _INTEGER_FORMATS:
-            return array("d", view.tolist())
-        if typecode is None:
-            raise ValueError(f"a vector buffer must hold numbers, not format {view.format!r}")
-        copied: array[float] = array(typecode)
-        copied.frombytes(view.cast("B") if view.c_contiguous else view.tobytes())
-        return copied
+        if typecode is not None:
+            return typecode, view.tobytes()
+        if view.format.lstrip("@=<>!") in _INTEGER_FORMATS:
+            return "d", array("d", view.tolist()).tobytes()
+        raise ValueError(f"a vector buffer must hold numbers, not format {view.format!r}")
     if not isinstance(values, Sequence):
         raise ValueError(f"a vector must be a sequence of floats, got {type(values).__name__}")
     try:
-        return array("d", values)
+        return "d", array("d", values).tobytes()
     except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"a vector must be flat real numbers: {exc}") from exc
 

@@ -6,8 +6,8 @@ it here, so all of them rank identically.
 Search runs in two passes. The float32 pass scores every row with one
 matrix-vector product and keeps the rows that could be in the top `k`, with
 a margin for float32 rounding; the exact pass rescores only those in float64,
-one row at a time, so two equal vectors score exactly equally and the
-`str(entity_id)` tie-break decides between them. (A BLAS product does not
+summing each row on its own, so two equal vectors score exactly equally and
+the `str(entity_id)` tie-break decides between them. (A BLAS product does not
 promise that: it may sum equal rows in different orders and give them
 different last bits.)
 """
@@ -21,7 +21,7 @@ import numpy as np
 
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.json_safety import check_json, copy_json
-from redstring.domain.vector import Vector, VectorMatch, VectorRecord, cosine_to_score
+from redstring.domain.vector import Vector, VectorMatch, VectorRecord
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
@@ -90,13 +90,23 @@ def check_rows(
         ValueError: some vector is not flat numbers, or is zero, NaN or
             infinite at float32; the message names it with `field`.
     """
-    matrix = np.empty((len(vectors), dimension), dtype=np.float32)
-    with np.errstate(over="ignore"):
-        for index, vector in enumerate(vectors):
-            array = np.asarray(_as_vector(vector, field.format(index), dimension))
-            if len(array) != dimension:
-                raise DimensionMismatchError(expected=dimension, actual=len(array))
-            matrix[index] = array
+    width = 4 * dimension
+    blocks = [
+        vector.tobytes()
+        for vector in vectors
+        if isinstance(vector, Vector) and vector.itemsize == 4 and len(vector.tobytes()) == width
+    ]
+    if len(blocks) == len(vectors):
+        # Every vector is float32 of the right length: one copy, no step per vector.
+        matrix = np.frombuffer(b"".join(blocks), dtype=np.float32).reshape(-1, dimension)
+    else:
+        matrix = np.empty((len(vectors), dimension), dtype=np.float32)
+        with np.errstate(over="ignore"):
+            for index, vector in enumerate(vectors):
+                array = np.asarray(_as_vector(vector, field.format(index), dimension))
+                if len(array) != dimension:
+                    raise DimensionMismatchError(expected=dimension, actual=len(array))
+                matrix[index] = array
     finite = np.isfinite(matrix).all(axis=1)
     if not finite.all():
         bad = int(np.flatnonzero(~finite)[0])
@@ -266,17 +276,24 @@ def _rank_exactly(
     k: int,
     min_score: float | None,
 ) -> list[VectorMatch]:
-    """Rescore `rows` in float64, row by row, and order them totally."""
-    query_norm = math.sqrt(float(query @ query))
-    scored: list[tuple[float, str, int]] = []
-    for row in rows.tolist():
-        stored = matrix[row].astype(np.float64)
-        cosine = float(stored @ query) / (math.sqrt(float(stored @ stored)) * query_norm)
-        score = cosine_to_score(cosine)
-        if min_score is None or score >= min_score:
-            scored.append((-score, str(ids[row]), row))
-    scored.sort()
+    """Rescore `rows` in float64 and order them totally.
+
+    Each sum runs along one row with numpy's pairwise summation, whose order
+    depends only on the row's length, so equal rows score exactly equally.
+    """
+    candidates = matrix[rows].astype(np.float64)
+    query_norm = math.sqrt(float((query * query).sum()))
+    cosines = (candidates * query).sum(axis=1)
+    cosines /= np.sqrt((candidates * candidates).sum(axis=1)) * query_norm
+    scores = np.clip((1.0 + cosines) / 2.0, 0.0, 1.0)
+    kept = np.arange(len(rows)) if min_score is None else np.flatnonzero(scores >= min_score)
+    scored = sorted(
+        (-float(scores[index]), str(ids[row]), row)
+        for index, row in zip(kept.tolist(), rows[kept].tolist(), strict=True)
+    )
+    # Built without re-validation: each score is already clipped to 0..1 and
+    # each metadata dict is a fresh copy.
     return [
-        VectorMatch(entity_id=ids[row], score=-negative_score, metadata=metadata(row))
-        for negative_score, _, row in scored[:k]
+        VectorMatch.model_construct(entity_id=ids[row], score=-negative, metadata=metadata(row))
+        for negative, _, row in scored[:k]
     ]
