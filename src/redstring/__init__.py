@@ -26,6 +26,13 @@ from redstring.domain.blocking import (
     soundex_key,
 )
 from redstring.domain.entity import Entity, ExtractionMethod
+from redstring.domain.events import (
+    DocumentExtracted,
+    EntitiesEmbedded,
+    Event,
+    event_from_json,
+    event_to_json,
+)
 from redstring.domain.exceptions import (
     DimensionMismatchError,
     EmbeddingModelMismatchError,
@@ -53,15 +60,6 @@ from redstring.domain.vector import (
     VectorRecord,
     cosine_similarity,
 )
-from redstring.events import (
-    DocumentExtracted,
-    EntitiesEmbedded,
-    Event,
-    EventLog,
-    StoredEvent,
-    event_from_json,
-    event_to_json,
-)
 from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.extraction import (
     DEFAULT_DOMAIN,
@@ -85,11 +83,13 @@ from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.ports import (
     AsyncClosable,
     EmbeddingProvider,
+    EventLog,
     GraphPurge,
     GraphReader,
     GraphStore,
     GraphWriter,
     LlmProvider,
+    StoredEvent,
     VectorPurge,
     VectorReader,
     VectorStore,

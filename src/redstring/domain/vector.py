@@ -14,7 +14,7 @@ import math
 import sys
 from array import array
 from collections.abc import Buffer, Iterator, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Final, overload
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, cast, overload
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, field_validator
 
@@ -31,7 +31,15 @@ step per component.
 """
 
 #: Buffer item formats taken as they are, and the `array` type code of each.
-_TYPECODES: Final = {"f": "f", "d": "d", "=f": "f", "=d": "d", "@f": "f", "@d": "d"}
+type _Typecode = Literal["f", "d"]
+_TYPECODES: Final[dict[str, _Typecode]] = {
+    "f": "f",
+    "d": "d",
+    "=f": "f",
+    "=d": "d",
+    "@f": "f",
+    "@d": "d",
+}
 #: Integer item formats, converted one by one (a buffer of floats is the fast path).
 _INTEGER_FORMATS: Final = frozenset("bBhHiIlLqQnN")
 if TYPE_CHECKING:
@@ -80,13 +88,12 @@ class Vector(Sequence[float]):
         """
         return self._data
 
-    def _view(self) -> memoryview:
+    def _view(self) -> memoryview[float]:
         return memoryview(self._data).cast(self._typecode)
 
     def tolist(self) -> list[float]:
         """The values as a new list of Python floats."""
-        values: list[float] = self._view().tolist()
-        return values
+        return cast("list[float]", self._view().tolist())
 
     def __len__(self) -> int:
         return len(self._data) // self.itemsize
@@ -99,8 +106,7 @@ class Vector(Sequence[float]):
 
     def __getitem__(self, index: int | slice) -> float | list[float]:
         if isinstance(index, slice):
-            values: list[float] = self._view()[index].tolist()
-            return values
+            return cast("list[float]", self._view()[index].tolist())
         value: float = self._view()[index]
         return value
 
@@ -108,7 +114,7 @@ class Vector(Sequence[float]):
         return iter(self.tolist())
 
     def __buffer__(self, flags: int) -> memoryview:
-        return self._view()
+        return cast("memoryview", self._view())
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Vector):
@@ -132,7 +138,7 @@ class Vector(Sequence[float]):
         )
 
 
-def _as_bytes(values: object) -> tuple[str, bytes]:
+def _as_bytes(values: object) -> tuple[_Typecode, bytes]:
     """`values` as a type code (`f` float32, `d` float64) and the bytes of its items."""
     if isinstance(values, Vector):
         return values._typecode, values._data

@@ -13,7 +13,7 @@ from redstring.domain.vector import (
     cosine_similarity,
     cosine_to_score,
 )
-from tests.factories import TENANT
+from redstring.testing.factories import TENANT
 
 #: Components whose squares neither overflow nor underflow, so the exact cosine is representable.
 component = st.one_of(
