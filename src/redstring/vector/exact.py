@@ -230,7 +230,7 @@ def search_exactly(
     if k == 0 or not len(ids) or (allowed_types is not None and not allowed_types):
         return []
     rows = _candidates(matrix, norms, type_codes, query, k, allowed_types, min_score)
-    return _rank_exactly(matrix, ids, metadata, query, rows, k, min_score)
+    return rank_rows(matrix, ids, metadata, query, rows, k, min_score)
 
 
 def _candidates(
@@ -267,7 +267,7 @@ def _candidates(
     return np.flatnonzero(cosines > -np.inf)
 
 
-def _rank_exactly(
+def rank_rows(
     matrix: NDArray[np.float32],
     ids: Sequence[EntityId],
     metadata: Callable[[int], dict[str, Any]],
@@ -276,7 +276,7 @@ def _rank_exactly(
     k: int,
     min_score: float | None,
 ) -> list[VectorMatch]:
-    """Rescore `rows` in float64 and order them totally.
+    """Rescore `rows` in float64 and order them totally: the best `k` of them as matches.
 
     Each sum runs along one row with numpy's pairwise summation, whose order
     depends only on the row's length, so equal rows score exactly equally.

@@ -19,9 +19,13 @@ from redstring.vector.exact import (
     check_query,
     check_rows,
     entity_type_of,
-    search_exactly,
 )
-from redstring.vector.rows import TenantRows, latest_by_key
+from redstring.vector.rows import (
+    DEFAULT_ANN_THRESHOLD,
+    TenantRows,
+    check_ann_threshold,
+    latest_by_key,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -37,14 +41,21 @@ class InMemoryVectorStore:
 
     Keyed `(tenant_id, entity_id)`. Writes validate the whole batch before
     storing any of it; reads return copies. Not thread-safe: use it from one
-    event loop.
+    event loop. A tenant of at least `ann_threshold` vectors is searched
+    through an approximate (HNSW) index when the `ann` extra is installed,
+    built on its first search; `None` keeps every search exact. See
+    `redstring.vector.rows.DEFAULT_ANN_THRESHOLD`.
 
     Raises:
-        ValueError: `dimension` is not a positive integer.
+        ValueError: `dimension` is not a positive integer, or
+            `ann_threshold` is neither `None` nor a positive integer.
     """
 
-    def __init__(self, *, dimension: int) -> None:
+    def __init__(
+        self, *, dimension: int, ann_threshold: int | None = DEFAULT_ANN_THRESHOLD
+    ) -> None:
         self._dimension = check_dimension(dimension)
+        self._ann_threshold = check_ann_threshold(ann_threshold)
         self._tenants: dict[TenantId, _Tenant] = {}
 
     @property
@@ -64,7 +75,9 @@ class InMemoryVectorStore:
     def _tenant(self, tenant_id: TenantId) -> _Tenant:
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
-            tenant = self._tenants[tenant_id] = TenantRows(self._dimension)
+            tenant = self._tenants[tenant_id] = TenantRows(
+                self._dimension, ann_threshold=self._ann_threshold
+            )
         return tenant
 
     # -- writes ---------------------------------------------------------------
@@ -151,11 +164,7 @@ class InMemoryVectorStore:
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
-        size = len(tenant)
-        return search_exactly(
-            tenant.matrix[:size],
-            tenant.norms[:size],
-            tenant.type_codes[:size],
+        return tenant.search(
             tenant.keys,
             lambda row: copy_json(tenant.metadata[row]),
             query,

@@ -50,9 +50,13 @@ from redstring.vector.exact import (
     check_query,
     check_rows,
     entity_type_of,
-    search_exactly,
 )
-from redstring.vector.rows import TenantRows, latest_by_key
+from redstring.vector.rows import (
+    DEFAULT_ANN_THRESHOLD,
+    TenantRows,
+    check_ann_threshold,
+    latest_by_key,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -162,10 +166,16 @@ class SqliteVectorStore:
     transaction. All SQLite work runs on one worker thread per store, whose
     connection is opened on first use, in WAL mode; the constructor does no
     I/O. Other stores and processes may read and write the same file: a
-    search sees every write committed before it started.
+    search sees every write committed before it started. A tenant of at
+    least `ann_threshold` vectors is searched through an approximate (HNSW)
+    index when the `ann` extra is installed, as `InMemoryVectorStore` does;
+    the index is built in memory when the tenant is loaded and kept in step
+    with this store's writes.
 
     Raises:
-        ValueError: `dimension` is not a positive integer.
+        ValueError: `dimension` or `cached_tenants` is not a positive
+            integer, or `ann_threshold` is neither `None` nor a positive
+            integer.
         DimensionMismatchError: on first use, the file was made with another
             dimension (`expected` is the file's, `actual` this store's).
         EmbeddingModelMismatchError: on first use, `model` was given and the
@@ -182,8 +192,10 @@ class SqliteVectorStore:
         dimension: int,
         model: str | None = None,
         cached_tenants: int = DEFAULT_CACHED_TENANTS,
+        ann_threshold: int | None = DEFAULT_ANN_THRESHOLD,
     ) -> None:
         self._dimension = check_dimension(dimension)
+        self._ann_threshold = check_ann_threshold(ann_threshold)
         self._cache: TenantCache[str, str] = TenantCache(cached_tenants)
         if model is not None and not model.strip():
             raise ValueError(f"model must not be blank, got {model!r}")
@@ -427,7 +439,9 @@ class SqliteVectorStore:
                 texts.append(entity_id)
                 entity_types.append(entity_type)
                 metadata.append(stored)
-        return generation, TenantRows.loaded(texts, matrix, entity_types, metadata)
+        return generation, TenantRows.loaded(
+            texts, matrix, entity_types, metadata, ann_threshold=self._ann_threshold
+        )
 
     def _check_blob(self, blob: bytes) -> bytes:
         """`blob`, if it holds one vector of this store's dimension."""
@@ -596,11 +610,7 @@ class SqliteVectorStore:
         # On the worker thread, like the writes that change the cached rows.
         def work(connection: sqlite3.Connection) -> list[VectorMatch]:
             rows = self._rows(connection, tenant)
-            size = len(rows)
-            return search_exactly(
-                rows.matrix[:size],
-                rows.norms[:size],
-                rows.type_codes[:size],
+            return rows.search(
                 _EntityIds(rows.keys),
                 lambda row: json.loads(rows.metadata[row]),
                 query,
