@@ -34,6 +34,7 @@ from redstring.domain.events import (
     event_to_json,
 )
 from redstring.domain.exceptions import (
+    ClosedError,
     DimensionMismatchError,
     EmbeddingModelMismatchError,
     EmbeddingProviderError,
@@ -61,6 +62,7 @@ from redstring.domain.vector import (
     cosine_similarity,
 )
 from redstring.events.adapters.memory import InMemoryEventLog
+from redstring.events.adapters.sqlite import SqliteEventLog
 from redstring.extraction import (
     DEFAULT_DOMAIN,
     Chunk,
@@ -113,6 +115,7 @@ __all__ = [
     "Chunk",
     "ChunkFailure",
     "Chunker",
+    "ClosedError",
     "DimensionMismatchError",
     "DocumentExtracted",
     "DomainPrompt",
@@ -160,6 +163,7 @@ __all__ = [
     "SlidingWindowChunker",
     "SourceDocument",
     "SourceId",
+    "SqliteEventLog",
     "SqliteGraphStore",
     "SqliteVectorStore",
     "StoreError",

@@ -187,11 +187,13 @@ def test_a_float32_array_is_kept_as_float32_and_a_list_as_float64() -> None:
 
     matrix = np.arange(6, dtype=np.float32).reshape(2, 3)
     row, column = Vector(matrix[1]), Vector(matrix[:, 1])
-    assert (row.itemsize, row) == (4, [3.0, 4.0, 5.0])
+    assert row.itemsize == 4
+    assert row == [3.0, 4.0, 5.0]
     assert column == [1.0, 4.0]
     assert np.asarray(row).dtype == np.float32
     listed = Vector([1e308, 1e-320, 2])
-    assert (listed.itemsize, listed) == (8, [1e308, 1e-320, 2.0])
+    assert listed.itemsize == 8
+    assert listed == [1e308, 1e-320, 2.0]
     assert Vector(np.array([0.1, 0.2])) == [0.1, 0.2]
     assert Vector(np.arange(3, dtype=np.uint8)) == [0.0, 1.0, 2.0]
 

@@ -8,10 +8,12 @@ so a search is one matrix-vector product rather than a Python loop
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 from redstring.domain.json_safety import copy_json
 from redstring.domain.vector import VectorMatch, VectorRecord
+from redstring.ports.lifetime import AsyncClosable
+from redstring.ports.vector_store import VectorStore
 from redstring.vector.exact import (
     check_batch,
     check_dimension,
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
 type _Tenant = TenantRows[EntityId, dict[str, Any]]
 
 
-class InMemoryVectorStore:
+class InMemoryVectorStore(AsyncClosable, VectorStore):
     """A `VectorStore` held in process memory, searched exactly with numpy.
 
     Keyed `(tenant_id, entity_id)`. Writes validate the whole batch before
@@ -63,14 +65,8 @@ class InMemoryVectorStore:
         """The length of every stored vector."""
         return self._dimension
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Nothing to release; present so every adapter has the same lifetime."""
+    async def _release(self) -> None:
+        self._tenants.clear()
 
     def _tenant(self, tenant_id: TenantId) -> _Tenant:
         tenant = self._tenants.get(tenant_id)

@@ -17,12 +17,13 @@ import numpy as np
 import pytest
 
 from redstring.domain.exceptions import (
+    ClosedError,
     DimensionMismatchError,
     EmbeddingModelMismatchError,
     StoreError,
 )
 from redstring.domain.ids import EntityId, TenantId
-from redstring.domain.vector import VectorRecord
+from redstring.domain.vector import Vector, VectorRecord
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.vector_store import VectorStore
 from redstring.testing.factories import OTHER_TENANT, TENANT
@@ -108,7 +109,7 @@ async def test_a_closed_store_refuses_to_work(open_store: Opener, tmp_path: Path
     store = open_store(tmp_path / "vectors.db")
     await store.upsert(entity_id(1), basis(0), TENANT)
     await store.close()
-    with pytest.raises(StoreError, match="closed"):
+    with pytest.raises(ClosedError, match=r"vectors\.db'\) is closed"):
         await store.get(entity_id(1), TENANT)
 
 
@@ -225,7 +226,10 @@ async def test_a_batch_failing_partway_through_the_write_leaves_nothing(
     good = VectorRecord(entity_id=entity_id(1), tenant_id=TENANT, vector=basis(0))
     # Built without validation, so only the database refuses it, after `good` is written.
     unstorable = VectorRecord.model_construct(
-        entity_id=entity_id(2), tenant_id=TENANT, vector=basis(1), metadata={"name": "\ud800"}
+        entity_id=entity_id(2),
+        tenant_id=TENANT,
+        vector=Vector(basis(1)),
+        metadata={"name": "\ud800"},
     )
     with pytest.raises(ValueError, match="surrogate"):
         await store.upsert_many([good, unstorable])
@@ -239,7 +243,7 @@ async def test_metadata_that_is_not_json_is_refused_before_writing(
     store = open_store(tmp_path / "vectors.db")
     good = VectorRecord(entity_id=entity_id(1), tenant_id=TENANT, vector=basis(0))
     odd = VectorRecord.model_construct(
-        entity_id=entity_id(2), tenant_id=TENANT, vector=basis(1), metadata={"tags": {"a"}}
+        entity_id=entity_id(2), tenant_id=TENANT, vector=Vector(basis(1)), metadata={"tags": {"a"}}
     )
     with pytest.raises(ValueError, match=r"records\[1\]\.metadata"):
         await store.upsert_many([good, odd])
@@ -567,7 +571,7 @@ async def test_writes_applied_to_the_cached_tenant_answer_as_memory_does(
         (action, int(rng.integers(1, 12)), tenant)
         for action, tenant in zip(
             rng.choice(["upsert", "upsert", "batch", "delete"], 120),
-            rng.choice([TENANT, OTHER_TENANT], 120),  # type: ignore[arg-type]
+            rng.choice([TENANT, OTHER_TENANT], 120),
             strict=True,
         )
     ]
