@@ -188,8 +188,21 @@ class TenantRows[K, M]:
         """
         index = self.rows
         kept = len(self)
-        self._grow(kept + sum(1 for key in keys if key not in index), kept)
+        new = sum(1 for key in keys if key not in index)
+        self._grow(kept + new, kept)
         codes = [self.type_code(entity_type) for entity_type in entity_types]
+        if new == len(keys):
+            # Only new keys (a bulk load): append in one slice, no per-row lookups.
+            end = kept + new
+            index.update(zip(keys, range(kept, end), strict=True))
+            self.keys.extend(keys)
+            self.metadata.extend(metadata)
+            self.matrix[kept:end] = vectors
+            self.norms[kept:end] = row_norms(vectors)
+            self.type_codes[kept:end] = codes
+            if self._ann is not None:
+                self._ann.put(np.arange(kept, end, dtype=np.intp), vectors)
+            return
         rows = np.empty(len(keys), dtype=np.intp)
         for position, (key, entry) in enumerate(zip(keys, metadata, strict=True)):
             row = index.get(key)
