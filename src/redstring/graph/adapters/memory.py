@@ -67,6 +67,27 @@ def _copy_entity(entity: Entity) -> Entity:
     return copy
 
 
+#: The `properties` of every stored entity that has none. The store never
+#: changes a stored entity's properties and hands out only copies, so one
+#: empty dict can stand for all of them (a dict per entity is one more object
+#: for the garbage collector to walk).
+_NO_PROPERTIES: Final[dict[str, object]] = {}
+
+
+def _stored_copy(entity: Entity) -> Entity:
+    """`_copy_entity`, for the store's own copy: an empty `properties` is shared."""
+    if entity.properties:
+        return _copy_entity(entity)
+    state = entity.__dict__.copy()
+    state["properties"] = _NO_PROPERTIES
+    copy = Entity.__new__(Entity)
+    _set_attribute(copy, "__dict__", state)
+    _set_attribute(copy, "__pydantic_fields_set__", set(entity.__pydantic_fields_set__))
+    _set_attribute(copy, "__pydantic_extra__", None)
+    _set_attribute(copy, "__pydantic_private__", None)
+    return copy
+
+
 def _copy_relationship(relationship: Relationship) -> Relationship:
     return relationship.model_copy(update={"properties": copy_json(relationship.properties)})
 
@@ -227,7 +248,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Store a copy of each entity; a later one with the same key wins."""
-        copies = [_copy_entity(entity) for entity in check_entities(entities)]
+        copies = [_stored_copy(entity) for entity in check_entities(entities)]
         for entity in copies:
             self._tenant(entity.tenant_id).put_entity(entity)
 
