@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from redstring.domain.exceptions import DimensionMismatchError
-from redstring.domain.json_safety import check_json, copy_json
+from redstring.domain.json_safety import check_json, copy_json, is_plain_json
 from redstring.domain.limits import MAX_DIMENSION
 from redstring.domain.validation import (
     check_entity_types,
@@ -163,6 +163,8 @@ def check_metadata(metadata: object, field: str) -> dict[str, Any]:
     Raises:
         ValueError: `metadata` is not a dict of plain JSON; `field` names it.
     """
+    if is_plain_json(metadata):  # the silent walk; `check_json` explains a refusal
+        return copy_json(metadata)  # type: ignore[arg-type]
     if not isinstance(metadata, dict):
         raise ValueError(f"{field} must be a dict, got {type(metadata).__name__}")
     try:
