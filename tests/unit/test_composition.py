@@ -25,7 +25,7 @@ from redstring import (
 )
 from redstring.composition import GraphBuildReport
 from redstring.projections import GraphProjection, VectorProjection
-from tests.factories import OTHER_TENANT, TENANT
+from redstring.testing.factories import OTHER_TENANT, TENANT
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

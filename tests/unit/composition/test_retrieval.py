@@ -19,7 +19,7 @@ from redstring import (
     Retriever,
 )
 from redstring.domain.blocking import prefix_key_for_name, soundex_key_for_name
-from tests.factories import OTHER_TENANT, TENANT, make_entity
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

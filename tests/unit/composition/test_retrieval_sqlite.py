@@ -20,7 +20,7 @@ from redstring import (
     TenantId,
     VectorRecord,
 )
-from tests.factories import OTHER_TENANT, TENANT, make_entity
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
 
 CITIES = Path(__file__).resolve().parents[3] / "docs" / "examples" / "data" / "cities.jsonl"
 DIMENSION = 384

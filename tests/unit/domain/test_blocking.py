@@ -17,7 +17,7 @@ from redstring.domain.blocking import (
     soundex_key_for_name,
 )
 from redstring.domain.entity import Entity
-from tests.factories import make_entity
+from redstring.testing.factories import make_entity
 
 #: Names and types an entity can hold: not blank, no NUL (hypothesis omits surrogates).
 storable_name = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1).filter(

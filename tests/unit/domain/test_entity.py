@@ -11,7 +11,7 @@ from redstring.domain.blocking import blocking_keys_for
 from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.ids import EntityId
 from redstring.domain.normalization import normalize_name
-from tests.factories import OTHER_TENANT, TENANT, make_entity
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
 
 UNSAFE = pytest.mark.parametrize("bad", ["\x00", "\ud800"], ids=["nul", "lone-surrogate"])
 #: Text an entity can hold: hypothesis already leaves out surrogates, so drop NUL.

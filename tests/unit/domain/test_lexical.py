@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from redstring.domain.lexical import PROPERTY_WEIGHT, lexical_score
-from tests.factories import make_entity
+from redstring.testing.factories import make_entity
 
 
 def test_an_exact_name_scores_one() -> None:

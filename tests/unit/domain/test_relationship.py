@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from redstring.domain.entity import ExtractionMethod
 from redstring.domain.relationship import Relationship
-from tests.factories import TENANT, make_entity, make_relationship
+from redstring.testing.factories import TENANT, make_entity, make_relationship
 
 UNSAFE = pytest.mark.parametrize("bad", ["\x00", "\ud800"], ids=["nul", "lone-surrogate"])
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
-from tests.factories import make_entity
+from redstring.testing.factories import make_entity
 
 
 def test_a_channel_that_did_not_rank_is_none_not_zero() -> None:

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from redstring.domain.ids import EntityId
 from redstring.domain.vector import VectorMatch, VectorRecord, cosine_similarity, cosine_to_score
-from tests.factories import TENANT
+from redstring.testing.factories import TENANT
 
 #: Components whose squares neither overflow nor underflow, so the exact cosine is representable.
 component = st.one_of(

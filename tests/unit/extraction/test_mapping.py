@@ -19,7 +19,7 @@ from redstring.extraction.mapping import (
     relationship_id_for,
 )
 from redstring.extraction.schema import ExtractedRelationship, Extraction
-from tests.factories import OTHER_TENANT, TENANT
+from redstring.testing.factories import OTHER_TENANT, TENANT
 
 DOC = SourceId("doc-1")
 ADA = EntityId(UUID("00000000-0000-4000-8000-00000000000a"))

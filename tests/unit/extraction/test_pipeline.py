@@ -23,7 +23,7 @@ from redstring.extraction.chunking import Chunk, SlidingWindowChunker
 from redstring.extraction.mapping import entity_id_for, relationship_id_for
 from redstring.extraction.pipeline import ExtractionPipeline, ExtractionResult
 from redstring.llm.adapters.fake import EMPTY, EmptyAnswer, FakeLlmProvider
-from tests.factories import OTHER_TENANT, TENANT
+from redstring.testing.factories import OTHER_TENANT, TENANT
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -9,8 +9,8 @@ from redstring.domain.vector import VectorRecord
 from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.projections.graph import GraphProjection
 from redstring.projections.replay import Projection
-from tests.compliance.event_log import make_document_extracted, make_entities_embedded
-from tests.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.event_log import make_document_extracted, make_entities_embedded
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 
 
 def test_it_is_a_projection() -> None:

@@ -11,9 +11,9 @@ from redstring.domain.ids import EntityId
 from redstring.domain.vector import VectorRecord
 from redstring.projections.replay import Projection
 from redstring.projections.vector import VectorProjection
+from redstring.testing.event_log import make_document_extracted, make_entities_embedded
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
 from redstring.vector.adapters.memory import InMemoryVectorStore
-from tests.compliance.event_log import make_document_extracted, make_entities_embedded
-from tests.factories import OTHER_TENANT, TENANT, make_entity
 
 ONE = EntityId(UUID(int=1))
 TWO = EntityId(UUID(int=2))

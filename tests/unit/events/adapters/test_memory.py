@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from redstring.events.adapters.memory import InMemoryEventLog
-from redstring.events.log import EventLog
-from tests.compliance.event_log import EventLogCompliance, event_in
-from tests.factories import TENANT
+from redstring.ports.event_log import EventLog
+from redstring.testing.event_log import EventLogCompliance, event_in
+from redstring.testing.factories import TENANT
 
 
 class TestInMemoryEventLog(EventLogCompliance):

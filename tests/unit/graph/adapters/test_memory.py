@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.ports.graph_store import GraphStore
-from tests.compliance.graph_store import GraphStoreCompliance
+from redstring.testing.graph_store import GraphStoreCompliance
 
 
 class TestInMemoryGraphStore(GraphStoreCompliance):

@@ -22,8 +22,8 @@ from redstring.domain.entity import Entity
 from redstring.domain.exceptions import StoreError
 from redstring.graph.adapters.sqlite import SqliteGraphStore
 from redstring.ports.graph_store import GraphStore
-from tests.compliance.graph_store import GraphStoreCompliance, entity_id
-from tests.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.graph_store import GraphStoreCompliance, entity_id
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -6,9 +6,9 @@ import pytest
 
 from redstring.domain.vector import VectorRecord
 from redstring.ports.vector_store import VectorStore
+from redstring.testing.factories import TENANT
+from redstring.testing.vector_store import DIMENSION, VectorStoreCompliance, basis, entity_id
 from redstring.vector.adapters.memory import InMemoryVectorStore
-from tests.compliance.vector_store import DIMENSION, VectorStoreCompliance, basis, entity_id
-from tests.factories import TENANT
 
 
 class TestInMemoryVectorStore(VectorStoreCompliance):

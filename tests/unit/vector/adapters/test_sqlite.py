@@ -25,16 +25,16 @@ from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.vector import VectorRecord
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.vector_store import VectorStore
-from redstring.vector.adapters.memory import InMemoryVectorStore
-from redstring.vector.adapters.sqlite import SqliteVectorStore
-from tests.compliance.vector_store import (
+from redstring.testing.factories import OTHER_TENANT, TENANT
+from redstring.testing.vector_store import (
     DIMENSION,
     VectorStoreCompliance,
     basis,
     entity_id,
     towards,
 )
-from tests.factories import OTHER_TENANT, TENANT
+from redstring.vector.adapters.memory import InMemoryVectorStore
+from redstring.vector.adapters.sqlite import SqliteVectorStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

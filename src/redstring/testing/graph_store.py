@@ -8,7 +8,7 @@ properties build a fresh store per example.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
 
 import pytest
@@ -18,12 +18,13 @@ from hypothesis import strategies as st
 from redstring.domain.blocking import prefix_key
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.ids import EntityId
-from tests.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
     from redstring.ports.graph_store import GraphStore
+    from redstring.ports.lifetime import AsyncClosable
 
 #: Every adapter's subclass runs the same properties, so hypothesis sees several
 #: executors; each example builds its own store, so none carries state across.
@@ -227,12 +228,12 @@ class GraphStoreCompliance:
             await store.neighbors(a.id, TENANT, depth=0)
 
     async def test_it_is_an_async_context_manager_that_closes_idempotently(self) -> None:
-        store = self.new_store()
+        store = cast("AsyncClosable", self.new_store())
         async with store as entered:
             assert entered is store
         await store.close()
         with pytest.raises(RuntimeError, match="boom"):
-            async with self.new_store():
+            async with cast("AsyncClosable", self.new_store()):
                 raise RuntimeError("boom")
 
     # -- bad input -------------------------------------------------------------

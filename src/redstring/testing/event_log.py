@@ -9,25 +9,26 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 from uuid import UUID, uuid4
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from redstring.domain.events import DocumentExtracted, EntitiesEmbedded
 from redstring.domain.vector import VectorRecord
-from redstring.events.models import DocumentExtracted, EntitiesEmbedded
-from tests.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine, Sequence
 
     from redstring.domain.entity import Entity
+    from redstring.domain.events import Event
     from redstring.domain.ids import TenantId
     from redstring.domain.relationship import Relationship
-    from redstring.events.log import EventLog
-    from redstring.events.models import Event
+    from redstring.ports.event_log import EventLog
+    from redstring.ports.lifetime import AsyncClosable
 
 #: When every factory-built event happened unless told otherwise.
 OCCURRED_AT: Final = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
@@ -223,10 +224,10 @@ class EventLogCompliance:
     # -- lifetime --------------------------------------------------------------
 
     async def test_it_is_an_async_context_manager_that_closes_idempotently(self) -> None:
-        log = self.new_log()
+        log = cast("AsyncClosable", self.new_log())
         async with log as entered:
             assert entered is log
         await log.close()
         with pytest.raises(RuntimeError, match="boom"):
-            async with self.new_log():
+            async with cast("AsyncClosable", self.new_log()):
                 raise RuntimeError("boom")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID, uuid4
 
 import pytest
@@ -19,11 +19,12 @@ from hypothesis import strategies as st
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.vector import VectorRecord
-from tests.factories import OTHER_TENANT, TENANT
+from redstring.testing.factories import OTHER_TENANT, TENANT
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
+    from redstring.ports.lifetime import AsyncClosable
     from redstring.ports.vector_store import VectorStore
 
 DIMENSION = 384
@@ -316,10 +317,10 @@ class VectorStoreCompliance:
         assert self.new_store(16).dimension == 16
 
     async def test_it_is_an_async_context_manager_that_closes_idempotently(self) -> None:
-        store = self.new_store()
+        store = cast("AsyncClosable", self.new_store())
         async with store as entered:
             assert entered is store
         await store.close()
         with pytest.raises(RuntimeError, match="boom"):
-            async with self.new_store():
+            async with cast("AsyncClosable", self.new_store()):
                 raise RuntimeError("boom")

@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 
 from redstring.domain.ids import EntityId, RelationshipId, TenantId
 from redstring.domain.vector import VectorRecord
-from tests.compliance.event_log import make_document_extracted, make_entities_embedded
-from tests.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.event_log import make_document_extracted, make_entities_embedded
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 
 if TYPE_CHECKING:
     from redstring.domain.entity import Entity
-    from redstring.events.models import DocumentExtracted, EntitiesEmbedded, Event
+    from redstring.domain.events import DocumentExtracted, EntitiesEmbedded, Event
 
 #: Every test vector has this many components.
 DIMENSION = 4

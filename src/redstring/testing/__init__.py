@@ -1,0 +1,27 @@
+"""Contract suites and factories for testing a store adapter of your own.
+
+Each port's contract is a base class: subclass `GraphStoreCompliance`,
+`VectorStoreCompliance` or `EventLogCompliance` in a pytest `Test...` class,
+implement its factory method, and every rule of the port runs against your
+adapter. `make_entity` and `make_relationship` build valid domain objects
+with any field overridable.
+
+Needs pytest and hypothesis: install the `testing` extra
+(`pip install 'redstring[testing]'`). `import redstring` never imports this
+package.
+"""
+
+from redstring.testing.event_log import EventLogCompliance
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.graph_store import GraphStoreCompliance
+from redstring.testing.vector_store import VectorStoreCompliance
+
+__all__ = [
+    "OTHER_TENANT",
+    "TENANT",
+    "EventLogCompliance",
+    "GraphStoreCompliance",
+    "VectorStoreCompliance",
+    "make_entity",
+    "make_relationship",
+]
