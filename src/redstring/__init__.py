@@ -15,7 +15,23 @@ Everything public is importable from here; nothing is opened, read or loaded
 at import time.
 """
 
-from redstring.composition import AUTO, AutoDomain, GraphBuildReport, Retriever, build_graph
+from redstring.composition import (
+    AUTO,
+    AutoDomain,
+    ConsolidationMerge,
+    ConsolidationReport,
+    Consolidator,
+    GraphBuildReport,
+    Retriever,
+    build_graph,
+)
+from redstring.consolidation import (
+    LlmMergeAdjudicator,
+    MergeAdjudicator,
+    MergePolicy,
+    MergeQuestion,
+    MergeVerdict,
+)
 from redstring.domain.blocking import (
     DEFAULT_STRATEGIES,
     PREFIX_LENGTH,
@@ -29,7 +45,9 @@ from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.events import (
     DocumentExtracted,
     EntitiesEmbedded,
+    EntitiesMerged,
     Event,
+    MergeUndone,
     event_from_json,
     event_to_json,
 )
@@ -78,6 +96,7 @@ from redstring.ports import (
     AsyncClosable,
     EmbeddingProvider,
     EventLog,
+    GraphMerge,
     GraphPurge,
     GraphReader,
     GraphStore,
@@ -107,6 +126,9 @@ __all__ = [
     "Chunk",
     "ChunkFailure",
     "Chunker",
+    "ConsolidationMerge",
+    "ConsolidationReport",
+    "Consolidator",
     "DimensionMismatchError",
     "DocumentExtracted",
     "DomainPrompt",
@@ -116,6 +138,7 @@ __all__ = [
     "EmptyAnswer",
     "EmptyCompletionError",
     "EntitiesEmbedded",
+    "EntitiesMerged",
     "Entity",
     "EntityId",
     "Event",
@@ -129,6 +152,7 @@ __all__ = [
     "FakeEmbeddingProvider",
     "FakeLlmProvider",
     "GraphBuildReport",
+    "GraphMerge",
     "GraphProjection",
     "GraphPurge",
     "GraphReader",
@@ -137,9 +161,15 @@ __all__ = [
     "InMemoryEventLog",
     "InMemoryGraphStore",
     "InMemoryVectorStore",
+    "LlmMergeAdjudicator",
     "LlmProvider",
     "LlmProviderError",
     "MalformedCompletionError",
+    "MergeAdjudicator",
+    "MergePolicy",
+    "MergeQuestion",
+    "MergeUndone",
+    "MergeVerdict",
     "MissingEntityError",
     "PartialExtractionError",
     "Projection",

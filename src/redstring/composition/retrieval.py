@@ -146,10 +146,21 @@ class Retriever:
         k: int,
         entity_types: Sequence[str] | None,
     ) -> dict[EntityId, float]:
-        """The vector store's best `k` for the query's embedding: score per id, best first."""
+        """The vector store's best `k` for the query's embedding: score per id, best first.
+
+        Ids follow merges: a vector of an entity merged into another counts
+        for the canonical one, which keeps its best score, so each real-world
+        entity is ranked once.
+        """
         [vector] = await self._embeddings.embed([query])
         matches = await self._vectors.search(vector, tenant_id, k=k, entity_types=entity_types)
-        return {match.entity_id: match.score for match in matches}
+        if not matches:
+            return {}
+        canonical = await self._graph.resolve([match.entity_id for match in matches], tenant_id)
+        scores: dict[EntityId, float] = {}
+        for match in matches:
+            scores.setdefault(canonical[match.entity_id], match.score)
+        return scores
 
     async def _lexical(
         self,

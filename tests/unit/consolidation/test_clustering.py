@@ -21,3 +21,10 @@ def test_union_reports_whether_sets_were_apart_and_roots_are_smallest() -> None:
 def test_a_negative_size_is_refused() -> None:
     with pytest.raises(ValueError, match="size"):
         DisjointSets(-1)
+
+
+def test_find_compresses_a_chain_to_its_root() -> None:
+    sets = DisjointSets(3)
+    sets.union(1, 2)
+    sets.union(0, 1)
+    assert [sets.find(item) for item in (2, 2, 1)] == [0, 0, 0]

@@ -74,3 +74,8 @@ def test_cosine_needs_vectors_of_one_length_and_non_zero() -> None:
     assert compare(a, profile_of(make_entity(), vector=[1.0, 0.0]), population).cosine == 1.0
     assert compare(a, profile_of(make_entity(), vector=[1.0]), population).cosine is None
     assert compare(a, profile_of(make_entity(), vector=[0.0, 0.0]), population).cosine is None
+
+
+def test_a_float_property_compares_by_its_exact_value() -> None:
+    left = profile_of(make_entity(properties={"height": 1.5, "none": None}))
+    assert left.properties == {"height": "1.5"}

@@ -107,3 +107,8 @@ def test_ask_above_merge_is_refused() -> None:
 
 def test_equal_bands_are_allowed() -> None:
     assert MergePolicy(merge_at=0.5, ask_at=0.5).ask_at == 0.5
+
+
+def test_a_similarity_below_every_level_takes_the_last_weight() -> None:
+    policy = MergePolicy(name_levels=((0.5, 9.0), (0.4, -7.0)))
+    assert assess(_features(name=0.1), policy).score == pytest.approx(1 / (1 + 2**10.4))

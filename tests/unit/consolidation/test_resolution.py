@@ -131,3 +131,10 @@ async def test_focus_only_pairs_the_focused() -> None:
 async def test_entities_and_profiles_must_pair_up() -> None:
     with pytest.raises(ValueError, match="pair up"):
         await resolve_profiles([make_entity()], [], policy=MergePolicy())
+
+
+async def test_an_initial_merges_with_the_only_full_name_it_fits() -> None:
+    alone = [make_entity(name="J. Smith"), make_entity(name="John Smith")]
+    assert (await _resolve(alone)).clusters == [[0, 1]]
+    ambiguous = [*alone, make_entity(name="Jane Smith")]
+    assert (await _resolve(ambiguous)).clusters == []

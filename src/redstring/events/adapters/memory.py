@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Self
 from redstring.domain.events import (
     DocumentExtracted,
     EntitiesEmbedded,
+    EntitiesMerged,
+    MergeUndone,
     event_from_json,
     event_to_json,
 )
@@ -66,7 +68,9 @@ class InMemoryEventLog:
         """
         batch_ids: set[UUID] = set()
         for index, event in enumerate(events):
-            if not isinstance(event, DocumentExtracted | EntitiesEmbedded):
+            if not isinstance(
+                event, DocumentExtracted | EntitiesEmbedded | EntitiesMerged | MergeUndone
+            ):
                 raise ValueError(f"events[{index}] is not an event: {event!r}")
             if event.event_id in self._event_ids:
                 raise ValueError(f"the log already holds event {event.event_id}")

@@ -10,18 +10,21 @@ from __future__ import annotations
 
 from collections import defaultdict
 from typing import TYPE_CHECKING, Self
+from uuid import UUID
 
 from redstring.domain.batches import require_all
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError
+from redstring.domain.ids import EntityId
 from redstring.domain.json_safety import copy_json
+from redstring.domain.merging import check_merge, repoint
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from redstring.domain.ids import EntityId, RelationshipId, TenantId
+    from redstring.domain.ids import RelationshipId, TenantId
 
 
 def _copy_entity(entity: Entity) -> Entity:
@@ -44,7 +47,7 @@ def _check_limit(limit: int | None) -> None:
 class _Tenant:
     """One tenant's entities, relationships and indexes."""
 
-    __slots__ = ("adjacency", "by_key", "by_name", "entities", "relationships")
+    __slots__ = ("adjacency", "by_key", "by_name", "entities", "redirects", "relationships")
 
     def __init__(self) -> None:
         self.entities: dict[EntityId, Entity] = {}
@@ -52,6 +55,20 @@ class _Tenant:
         self.by_name: defaultdict[str, set[EntityId]] = defaultdict(set)
         self.relationships: dict[RelationshipId, Relationship] = {}
         self.adjacency: defaultdict[EntityId, set[RelationshipId]] = defaultdict(set)
+        self.redirects: dict[EntityId, EntityId] = {}
+
+    def resolve(self, entity_id: EntityId) -> EntityId:
+        seen = {entity_id}
+        while (target := self.redirects.get(entity_id)) is not None and target not in seen:
+            seen.add(target)
+            entity_id = target
+        return entity_id
+
+    def remove_entity(self, entity_id: EntityId) -> None:
+        previous = self.entities.pop(entity_id)
+        for key in previous.blocking_keys or ():
+            self._unindex(self.by_key, key, entity_id)
+        self._unindex(self.by_name, normalize_name(previous.name), entity_id)
 
     def put_entity(self, entity: Entity) -> None:
         previous = self.entities.get(entity.id)
@@ -133,6 +150,33 @@ class InMemoryGraphStore:
         for relationship in relationships:
             self._tenant(relationship.tenant_id).put_relationship(_copy_relationship(relationship))
 
+    async def merge_entities(self, canonical: Entity, merged_ids: Sequence[EntityId]) -> None:
+        """Absorb `merged_ids` into `canonical`; see `GraphMerge.merge_entities`."""
+        canonical = require_all([canonical], Entity, name="canonical")[0]
+        merged = check_merge(canonical.id, merged_ids)
+        tenant = self._tenant(canonical.tenant_id)
+        if canonical.id in tenant.redirects:
+            raise ValueError(f"canonical {canonical.id} is itself merged into another entity")
+        absorbed = [entity_id for entity_id in merged if entity_id in tenant.entities]
+        for entity_id in merged:
+            if entity_id not in tenant.entities and tenant.resolve(entity_id) != canonical.id:
+                raise MissingEntityError(entity_id=entity_id, tenant_id=canonical.tenant_id)
+        tenant.put_entity(_copy_entity(canonical))
+        for entity_id in absorbed:
+            for relationship_id in sorted(tenant.adjacency.get(entity_id, set()), key=str):
+                relationship = tenant.relationships[relationship_id]
+                tenant.put_relationship(repoint(relationship, entity_id, canonical.id))
+            tenant.adjacency.pop(entity_id, None)
+            tenant.remove_entity(entity_id)
+            tenant.redirects[entity_id] = canonical.id
+
+    async def unmerge_entities(self, merged_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        """Forget that `merged_ids` resolve elsewhere; see `GraphMerge.unmerge_entities`."""
+        tenant = self._tenants.get(tenant_id)
+        for entity_id in require_all(merged_ids, UUID, name="merged_ids"):
+            if tenant is not None:
+                tenant.redirects.pop(EntityId(entity_id), None)
+
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove the tenant entirely; return how many entities it held."""
         tenant = self._tenants.pop(tenant_id, None)
@@ -141,20 +185,21 @@ class InMemoryGraphStore:
     # -- reads ----------------------------------------------------------------
 
     async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
-        """A copy of the entity, or `None`."""
+        """A copy of the entity (the canonical one for a merged id), or `None`."""
         tenant = self._tenants.get(tenant_id)
-        entity = None if tenant is None else tenant.entities.get(entity_id)
+        entity = None if tenant is None else tenant.entities.get(tenant.resolve(entity_id))
         return None if entity is None else _copy_entity(entity)
 
     async def get_entities(
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId
     ) -> list[Entity]:
-        """Copies of the entities held among `entity_ids`, each once, in request order."""
+        """Copies of the entities held among `entity_ids` (merged ids followed), each once."""
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
         found: dict[EntityId, Entity] = {}
-        for entity_id in entity_ids:
+        for requested in entity_ids:
+            entity_id = tenant.resolve(requested)
             entity = tenant.entities.get(entity_id)
             if entity is not None and entity_id not in found:
                 found[entity_id] = _copy_entity(entity)
@@ -202,6 +247,17 @@ class InMemoryGraphStore:
             held = (tenant.entities[entity_id] for entity_id in tenant.by_key.get(key, ()))
             result[key] = [_copy_entity(entity) for entity in _by_id_string(held)]
         return result
+
+    async def resolve(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, EntityId]:
+        """Each id's canonical id; itself when it was never merged."""
+        tenant = self._tenants.get(tenant_id)
+        requested = [EntityId(i) for i in require_all(entity_ids, UUID, name="entity_ids")]
+        return {
+            entity_id: entity_id if tenant is None else tenant.resolve(entity_id)
+            for entity_id in requested
+        }
 
     async def get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId

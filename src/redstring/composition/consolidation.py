@@ -1,0 +1,451 @@
+"""The `Consolidator`: one entity per real-world thing, every merge an undoable event.
+
+It composes a `GraphStore`, an `EventLog`, optionally a `VectorStore` and an
+`EmbeddingProvider`, and a `MergeAdjudicator` (a model port): `consolidation`
+may import none of the store packages and `llm` none of them, so only this
+layer can hold them together. See ADR 0027 and ADR 0030.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Final
+from uuid import UUID, uuid4
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from redstring.consolidation.features import ALIASES_KEY, profile_of
+from redstring.consolidation.names import name_form
+from redstring.consolidation.policy import MergePolicy
+from redstring.consolidation.resolution import resolve_profiles
+from redstring.domain.batches import require_all
+from redstring.domain.blocking import query_blocking_keys
+from redstring.domain.events import EntitiesMerged, MergeUndone
+from redstring.domain.exceptions import MissingEntityError
+from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.merging import check_merge
+from redstring.domain.normalization import normalize_name
+from redstring.projections.graph import GraphProjection
+from redstring.projections.vector import VectorProjection
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from redstring.consolidation.adjudicator import MergeAdjudicator
+    from redstring.consolidation.resolution import Link
+    from redstring.domain.entity import Entity
+    from redstring.domain.relationship import Relationship
+    from redstring.domain.vector import VectorRecord
+    from redstring.ports.embedding import EmbeddingProvider
+    from redstring.ports.event_log import EventLog
+    from redstring.ports.graph_store import GraphStore
+    from redstring.ports.vector_store import VectorStore
+    from redstring.projections.replay import Projection
+
+#: How many times a pass re-examines the entities its merges changed.
+_MAX_ROUNDS: Final = 5
+
+
+class ConsolidationMerge(BaseModel):
+    """One merge a pass made (or, in a dry run, would make).
+
+    `event_id` names the `EntitiesMerged` event, the handle for `undo`; it is
+    `None` in a dry run. `score` is the weakest link's score (`None` for an
+    explicit merge), `reason` says why.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    event_id: UUID | None
+    canonical_id: EntityId
+    merged_ids: tuple[EntityId, ...]
+    score: float | None = Field(default=None, ge=0.0, le=1.0)
+    reason: str
+
+
+class ConsolidationReport(BaseModel):
+    """What one `consolidate` pass did.
+
+    `entities` counts those examined, `candidates` the pairs scored, `asked`
+    the pairs sent to the adjudicator and `unanswered` those it gave no
+    answer for.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tenant_id: TenantId
+    dry_run: bool
+    merges: list[ConsolidationMerge]
+    entities: int
+    candidates: int
+    asked: int
+    unanswered: int
+
+
+def _canonical_first(entities: Sequence[Entity]) -> list[Entity]:
+    """The cluster's entities, the one that stands for it first.
+
+    Prefer a full name (not weak, no initials), then more name tokens and
+    letters, more properties, higher confidence, and finally the smallest
+    `str(id)`, so the choice never depends on input order.
+    """
+
+    def rank(entity: Entity) -> tuple[bool, bool, int, int, int, float, str]:
+        form = name_form(entity.name)
+        return (
+            form.is_weak,
+            form.is_abbreviated,
+            -len(form.tokens),
+            -form.letters,
+            -len(entity.properties),
+            -entity.confidence,
+            str(entity.id),
+        )
+
+    return sorted(entities, key=rank)
+
+
+def _absorb(canonical: Entity, merged: Sequence[Entity]) -> Entity:
+    """`canonical` once it stands for `merged` too.
+
+    Every other name (and alias) becomes an alias; a property the canonical
+    lacks is taken from the first merged entity holding it; the blocking keys
+    are united, so a lookup by any absorbed name finds the canonical; a
+    missing description is filled.
+    """
+    own = canonical.properties.get(ALIASES_KEY)
+    aliases: list[str] = [a for a in own if isinstance(a, str)] if isinstance(own, list) else []
+    seen = {normalize_name(canonical.name), *(normalize_name(a) for a in aliases)}
+    properties = dict(canonical.properties)
+    keys = set(canonical.blocking_keys or ())
+    description = canonical.description
+    for entity in merged:
+        theirs = entity.properties.get(ALIASES_KEY)
+        names = [entity.name, *(theirs if isinstance(theirs, list) else [])]
+        for name in names:
+            if isinstance(name, str) and normalize_name(name) not in seen:
+                seen.add(normalize_name(name))
+                aliases.append(name)
+        for key, value in entity.properties.items():
+            if key != ALIASES_KEY:
+                properties.setdefault(key, value)
+        keys |= entity.blocking_keys or set()
+        description = description or entity.description
+    if aliases:
+        properties[ALIASES_KEY] = aliases
+    return canonical.model_copy(
+        update={
+            "properties": properties,
+            "blocking_keys": frozenset(keys) if keys else canonical.blocking_keys,
+            "description": description,
+        }
+    )
+
+
+def _lookup_keys(name: str) -> list[str]:
+    """Stored blocking keys to look `name` up under, in its written and reordered forms."""
+    form = name_form(name)
+    keys: list[str] = []
+    for variant in (name, form.text, " ".join(reversed(form.tokens)), form.sorted_text):
+        if variant.strip():
+            keys.extend(query_blocking_keys(variant))
+    return keys
+
+
+class Consolidator:
+    """Finds the entities of a tenant that are one thing, and merges them undoably.
+
+    Every merge is an `EntitiesMerged` event in `event_log`, projected into
+    `graph` (and `vectors`), carrying everything `undo` needs to restore the
+    entities, relationships and vectors exactly. With `vectors` (or
+    `embeddings`), name-vector cosine is evidence too; with `adjudicator`,
+    pairs in the middle band are decided by it, and left apart without it.
+
+    Raises:
+        ValueError: `vectors` and `embeddings` disagree on the dimension.
+    """
+
+    def __init__(
+        self,
+        *,
+        graph: GraphStore,
+        event_log: EventLog,
+        vectors: VectorStore | None = None,
+        embeddings: EmbeddingProvider | None = None,
+        adjudicator: MergeAdjudicator | None = None,
+        policy: MergePolicy | None = None,
+    ) -> None:
+        if (
+            vectors is not None
+            and embeddings is not None
+            and vectors.dimension != embeddings.dimension
+        ):
+            raise ValueError(
+                f"vectors hold dimension {vectors.dimension} but embeddings give "
+                f"{embeddings.dimension}"
+            )
+        self._graph = graph
+        self._log = event_log
+        self._vectors = vectors
+        self._embeddings = embeddings
+        self._adjudicator = adjudicator
+        self._policy = policy or MergePolicy()
+        self._projections: list[Projection] = [GraphProjection(graph)]
+        if vectors is not None:
+            self._projections.append(VectorProjection(vectors))
+
+    async def consolidate(
+        self,
+        tenant_id: TenantId,
+        *,
+        entity_ids: Sequence[EntityId] | None = None,
+        dry_run: bool = False,
+    ) -> ConsolidationReport:
+        """Merge the tenant's entities that are one thing; one corpus-level pass.
+
+        With `entity_ids`, only pairs with one of them (after following
+        merges) are considered, against candidates from the whole tenant.
+        Deterministic, and idempotent: a merge changes names, properties and
+        value frequencies, so the pass runs again over what it changed (at
+        most five rounds) until nothing more merges, and a second
+        pass merges nothing new. A dry run reports the first round's merges
+        and writes nothing.
+
+        Raises:
+            ValueError: `entity_ids` is not a sequence of ids.
+        """
+        focus: set[EntityId] | None = None
+        if entity_ids is not None:
+            requested = [EntityId(i) for i in require_all(entity_ids, UUID, name="entity_ids")]
+            focus = set((await self._graph.resolve(requested, tenant_id)).values())
+        merges: list[ConsolidationMerge] = []
+        totals = {"entities": 0, "candidates": 0, "asked": 0, "unanswered": 0}
+        for _ in range(_MAX_ROUNDS):
+            entities = await self._population(tenant_id, focus)
+            profiles = [
+                profile_of(e, neighbours=n, vector=v)
+                for e, n, v in zip(
+                    entities,
+                    await self._neighbour_names(entities, tenant_id),
+                    await self._vectors_of(entities, tenant_id),
+                    strict=True,
+                )
+            ]
+            resolution = await resolve_profiles(
+                entities, profiles, policy=self._policy, adjudicator=self._adjudicator, focus=focus
+            )
+            totals["entities"] = max(totals["entities"], len(entities))
+            totals["candidates"] += resolution.candidates
+            totals["asked"] += resolution.asked
+            totals["unanswered"] += resolution.unanswered
+            changed: set[EntityId] = set()
+            for cluster in resolution.clusters:
+                links = [
+                    link
+                    for link in resolution.links
+                    if link.left in cluster and link.right in cluster
+                ]
+                merge = await self._record_cluster(
+                    tenant_id, [entities[i] for i in cluster], links, dry_run=dry_run
+                )
+                merges.append(merge)
+                changed.add(merge.canonical_id)
+            if dry_run or not changed:
+                break
+            if focus is not None:
+                focus = changed
+        return ConsolidationReport(tenant_id=tenant_id, dry_run=dry_run, merges=merges, **totals)
+
+    async def merge(
+        self,
+        tenant_id: TenantId,
+        canonical_id: EntityId,
+        merged_ids: Sequence[EntityId],
+        *,
+        reason: str,
+    ) -> ConsolidationMerge:
+        """Merge `merged_ids` into `canonical_id` because `reason`, as one event.
+
+        Raises:
+            ValueError: `merged_ids` is empty, repeats an id or holds
+                `canonical_id`, or `reason` is blank.
+            MissingEntityError: an entity is not held by the tenant (a merged
+                id already merged away counts as not held). Nothing is written.
+        """
+        merged = check_merge(canonical_id, merged_ids)
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValueError(f"reason must be a non-blank string, got {reason!r}")
+        ids = [canonical_id, *merged]
+        resolved = await self._graph.resolve(ids, tenant_id)
+        held = {e.id: e for e in await self._graph.get_entities(ids, tenant_id)}
+        for entity_id in ids:
+            if resolved[entity_id] != entity_id or entity_id not in held:
+                raise MissingEntityError(entity_id=entity_id, tenant_id=tenant_id)
+        return await self._write_merge(
+            tenant_id, held[canonical_id], [held[i] for i in merged], score=None, reason=reason
+        )
+
+    async def undo(self, tenant_id: TenantId, merge_event_id: UUID) -> UUID:
+        """Undo the merge `merge_event_id`; return the `MergeUndone` event's id.
+
+        Restores the canonical entity, the merged entities, every relationship
+        that touched them and their vectors exactly as they were before the
+        merge. Undo newest first: a merge that a later, still standing merge
+        built on is refused.
+
+        Raises:
+            ValueError: the tenant's log holds no such merge, it is undone
+                already, or a later standing merge touches its entities.
+        """
+        stored = await self._log.read(tenant_id=tenant_id)
+        merges = {
+            s.event.event_id: (s.sequence, s.event)
+            for s in stored
+            if isinstance(s.event, EntitiesMerged)
+        }
+        undone = {s.event.merge_event_id for s in stored if isinstance(s.event, MergeUndone)}
+        if merge_event_id not in merges:
+            raise ValueError(
+                f"merge_event_id {merge_event_id} names no merge of tenant {tenant_id}"
+            )
+        if merge_event_id in undone:
+            raise ValueError(f"merge {merge_event_id} is undone already")
+        sequence, event = merges[merge_event_id]
+        touched = {event.canonical_id, *event.merged_ids}
+        for later_id, (later_sequence, later) in merges.items():
+            standing = later_sequence > sequence and later_id not in undone
+            if standing and touched & {later.canonical_id, *later.merged_ids}:
+                raise ValueError(
+                    f"merge {later_id} came later and touches the same entities; undo it first"
+                )
+        undo = MergeUndone(
+            event_id=uuid4(),
+            tenant_id=tenant_id,
+            occurred_at=datetime.now(UTC),
+            merge_event_id=merge_event_id,
+            canonical_id=event.canonical_id,
+            merged_ids=event.merged_ids,
+            entities=event.before,
+            relationships=event.relationships,
+            vectors=event.vectors,
+        )
+        await self._append_and_project(undo)
+        return undo.event_id
+
+    # -- the pass's inputs -----------------------------------------------------
+
+    async def _population(self, tenant_id: TenantId, focus: set[EntityId] | None) -> list[Entity]:
+        """Every entity a pass compares, ordered by `str(id)`."""
+        if focus is None:
+            return await self._graph.find_entities(tenant_id)
+        found = {e.id: e for e in await self._graph.get_entities(sorted(focus, key=str), tenant_id)}
+        keys: list[str] = []
+        for entity in list(found.values()):
+            aliases = entity.properties.get(ALIASES_KEY)
+            names = [entity.name, *(aliases if isinstance(aliases, list) else [])]
+            for name in names:
+                if isinstance(name, str) and name.strip():
+                    keys.extend(_lookup_keys(name))
+        for group in (
+            await self._graph.find_by_blocking_keys(list(dict.fromkeys(keys)), tenant_id)
+        ).values():
+            for entity in group:
+                found.setdefault(entity.id, entity)
+        return sorted(found.values(), key=lambda entity: str(entity.id))
+
+    async def _neighbour_names(
+        self, entities: Sequence[Entity], tenant_id: TenantId
+    ) -> list[list[str]]:
+        return [
+            [n.name for n in await self._graph.neighbors(entity.id, tenant_id)]
+            for entity in entities
+        ]
+
+    async def _vectors_of(
+        self, entities: Sequence[Entity], tenant_id: TenantId
+    ) -> list[list[float] | None]:
+        vectors: list[list[float] | None] = [None] * len(entities)
+        if self._vectors is not None:
+            for index, entity in enumerate(entities):
+                record = await self._vectors.get(entity.id, tenant_id)
+                vectors[index] = None if record is None else list(record.vector)
+        missing = [index for index, vector in enumerate(vectors) if vector is None]
+        if self._embeddings is not None and missing:
+            embedded = await self._embeddings.embed([entities[i].name for i in missing])
+            for index, vector in zip(missing, embedded, strict=True):
+                vectors[index] = vector
+        return vectors
+
+    # -- writing merges --------------------------------------------------------
+
+    async def _record_cluster(
+        self,
+        tenant_id: TenantId,
+        cluster: Sequence[Entity],
+        links: Sequence[Link],
+        *,
+        dry_run: bool,
+    ) -> ConsolidationMerge:
+        canonical, *merged = _canonical_first(cluster)
+        weakest = min(links, key=lambda link: (link.score, link.left, link.right))
+        reason = (
+            weakest.reason
+            if len(links) == 1
+            else f"{len(links)} links, the weakest: {weakest.reason}"
+        )
+        if dry_run:
+            return ConsolidationMerge(
+                event_id=None,
+                canonical_id=canonical.id,
+                merged_ids=tuple(entity.id for entity in merged),
+                score=weakest.score,
+                reason=reason,
+            )
+        return await self._write_merge(
+            tenant_id, canonical, merged, score=weakest.score, reason=reason
+        )
+
+    async def _write_merge(
+        self,
+        tenant_id: TenantId,
+        canonical: Entity,
+        merged: Sequence[Entity],
+        *,
+        score: float | None,
+        reason: str,
+    ) -> ConsolidationMerge:
+        relationships: dict[UUID, Relationship] = {}
+        for entity in merged:
+            for relationship in await self._graph.get_relationships(entity.id, tenant_id):
+                relationships.setdefault(relationship.id, relationship)
+        vectors: list[VectorRecord] = []
+        if self._vectors is not None:
+            for entity in merged:
+                record = await self._vectors.get(entity.id, tenant_id)
+                if record is not None:
+                    vectors.append(record)
+        event = EntitiesMerged(
+            event_id=uuid4(),
+            tenant_id=tenant_id,
+            occurred_at=datetime.now(UTC),
+            canonical=_absorb(canonical, merged),
+            merged_ids=tuple(entity.id for entity in merged),
+            score=score,
+            reason=reason,
+            before=(canonical, *merged),
+            relationships=tuple(sorted(relationships.values(), key=lambda r: str(r.id))),
+            vectors=tuple(vectors),
+        )
+        await self._append_and_project(event)
+        return ConsolidationMerge(
+            event_id=event.event_id,
+            canonical_id=canonical.id,
+            merged_ids=event.merged_ids,
+            score=score,
+            reason=reason,
+        )
+
+    async def _append_and_project(self, event: EntitiesMerged | MergeUndone) -> None:
+        await self._log.append(event)
+        for projection in self._projections:
+            await projection.apply(event)
