@@ -8,6 +8,7 @@ layer can hold them together. See ADR 0027 and ADR 0030.
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 from uuid import UUID, uuid4
@@ -15,7 +16,7 @@ from uuid import UUID, uuid4
 from pydantic import BaseModel, ConfigDict, Field
 
 from redstring.consolidation.features import ALIASES_KEY, profile_of
-from redstring.consolidation.names import name_form
+from redstring.consolidation.names import fold, name_form
 from redstring.consolidation.policy import MergePolicy
 from redstring.consolidation.resolution import resolve_profiles
 from redstring.domain.batches import require_all
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from redstring.consolidation.adjudicator import MergeAdjudicator
+    from redstring.consolidation.features import Profile
     from redstring.consolidation.resolution import Link
     from redstring.domain.entity import Entity
     from redstring.domain.relationship import Relationship
@@ -43,7 +45,7 @@ if TYPE_CHECKING:
     from redstring.projections.replay import Projection
 
 #: How many times a pass re-examines the entities its merges changed.
-_MAX_ROUNDS: Final = 5
+_MAX_ROUNDS: Final = 8
 
 
 class ConsolidationMerge(BaseModel):
@@ -85,18 +87,23 @@ class ConsolidationReport(BaseModel):
 def _canonical_first(entities: Sequence[Entity]) -> list[Entity]:
     """The cluster's entities, the one that stands for it first.
 
-    Prefer a full name (not weak, no initials), then more name tokens and
-    letters, more properties, higher confidence, and finally the smallest
-    `str(id)`, so the choice never depends on input order.
+    Prefer a full name (not weak, no initials), then the name form the
+    cluster uses most, more name tokens and letters, a name written as it
+    reads (no title, no "Surname, Given"), more properties, higher
+    confidence, and finally the smallest `str(id)`, so the choice never
+    depends on input order.
     """
+    forms = Counter(name_form(entity.name).text for entity in entities)
 
-    def rank(entity: Entity) -> tuple[bool, bool, int, int, int, float, str]:
+    def rank(entity: Entity) -> tuple[bool, bool, int, int, int, bool, int, float, str]:
         form = name_form(entity.name)
         return (
             form.is_weak,
             form.is_abbreviated,
+            -forms[form.text],
             -len(form.tokens),
             -form.letters,
+            fold(entity.name) != form.text,
             -len(entity.properties),
             -entity.confidence,
             str(entity.id),
@@ -205,11 +212,11 @@ class Consolidator:
 
         With `entity_ids`, only pairs with one of them (after following
         merges) are considered, against candidates from the whole tenant.
-        Deterministic, and idempotent: a merge changes names, properties and
-        value frequencies, so the pass runs again over what it changed (at
-        most five rounds) until nothing more merges, and a second
-        pass merges nothing new. A dry run reports the first round's merges
-        and writes nothing.
+        Deterministic, and idempotent: a merge gives its canonical entity new
+        names and properties, so the pass compares the canonical entities it
+        changed again, then the whole tenant once more, until nothing more
+        merges (at most eight rounds); a second pass merges nothing new. A
+        dry run reports the first round's merges and writes nothing.
 
         Raises:
             ValueError: `entity_ids` is not a sequence of ids.
@@ -220,40 +227,51 @@ class Consolidator:
             focus = set((await self._graph.resolve(requested, tenant_id)).values())
         merges: list[ConsolidationMerge] = []
         totals = {"entities": 0, "candidates": 0, "asked": 0, "unanswered": 0}
+        whole_tenant = focus is None
+        held: dict[EntityId, tuple[Entity, Profile]] = {}
         for _ in range(_MAX_ROUNDS):
-            entities = await self._population(tenant_id, focus)
-            profiles = [
-                profile_of(e, neighbours=n, vector=v)
-                for e, n, v in zip(
-                    entities,
-                    await self._neighbour_names(entities, tenant_id),
-                    await self._vectors_of(entities, tenant_id),
-                    strict=True,
-                )
-            ]
+            if whole_tenant and held:
+                population = [e for e, _ in sorted(held.values(), key=lambda p: str(p[0].id))]
+                profiles = [held[e.id][1] for e in population]
+            else:
+                population = await self._population(tenant_id, None if whole_tenant else focus)
+                profiles = await self._profiles(population, tenant_id)
+                held = {e.id: (e, p) for e, p in zip(population, profiles, strict=True)}
             resolution = await resolve_profiles(
-                entities, profiles, policy=self._policy, adjudicator=self._adjudicator, focus=focus
+                population,
+                profiles,
+                policy=self._policy,
+                adjudicator=self._adjudicator,
+                focus=focus,
             )
-            totals["entities"] = max(totals["entities"], len(entities))
+            totals["entities"] = max(totals["entities"], len(population))
             totals["candidates"] += resolution.candidates
             totals["asked"] += resolution.asked
             totals["unanswered"] += resolution.unanswered
+            cluster_of = {i: n for n, cluster in enumerate(resolution.clusters) for i in cluster}
+            links: list[list[Link]] = [[] for _ in resolution.clusters]
+            for link in resolution.links:
+                links[cluster_of[link.left]].append(link)
             changed: set[EntityId] = set()
-            for cluster in resolution.clusters:
-                links = [
-                    link
-                    for link in resolution.links
-                    if link.left in cluster and link.right in cluster
-                ]
+            for cluster, cluster_links in zip(resolution.clusters, links, strict=True):
                 merge = await self._record_cluster(
-                    tenant_id, [entities[i] for i in cluster], links, dry_run=dry_run
+                    tenant_id, [population[i] for i in cluster], cluster_links, dry_run=dry_run
                 )
                 merges.append(merge)
                 changed.add(merge.canonical_id)
-            if dry_run or not changed:
+                for entity_id in merge.merged_ids:
+                    held.pop(entity_id, None)
+            if dry_run or (not changed and (focus is None or not whole_tenant)):
                 break
-            if focus is not None:
-                focus = changed
+            # Merges free candidate slots and shift value frequencies, so a
+            # focused round that merged nothing is confirmed by a whole one.
+            focus = changed or None
+            if whole_tenant:
+                fresh = await self._graph.get_entities(sorted(changed, key=str), tenant_id)
+                for entity, profile in zip(
+                    fresh, await self._profiles(fresh, tenant_id), strict=True
+                ):
+                    held[entity.id] = (entity, profile)
         return ConsolidationReport(tenant_id=tenant_id, dry_run=dry_run, merges=merges, **totals)
 
     async def merge(
@@ -352,6 +370,17 @@ class Consolidator:
             for entity in group:
                 found.setdefault(entity.id, entity)
         return sorted(found.values(), key=lambda entity: str(entity.id))
+
+    async def _profiles(self, entities: Sequence[Entity], tenant_id: TenantId) -> list[Profile]:
+        return [
+            profile_of(entity, neighbours=neighbours, vector=vector)
+            for entity, neighbours, vector in zip(
+                entities,
+                await self._neighbour_names(entities, tenant_id),
+                await self._vectors_of(entities, tenant_id),
+                strict=True,
+            )
+        ]
 
     async def _neighbour_names(
         self, entities: Sequence[Entity], tenant_id: TenantId

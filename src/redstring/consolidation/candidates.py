@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from redstring.domain.ids import EntityId
 
 #: How many candidates each profile keeps, best first.
-CANDIDATE_LIMIT: Final = 20
+CANDIDATE_LIMIT: Final = 12
 
 #: A key held by more profiles than this says too little to block on.
 MAX_BLOCK: Final = 1_000

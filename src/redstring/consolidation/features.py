@@ -85,12 +85,12 @@ def profile_of(
     names = [name_form(entity.name)]
     aliases = entity.properties.get(ALIASES_KEY)
     if isinstance(aliases, list):
-        seen = {names[0].sorted_text}
+        seen = {names[0].text}
         for alias in aliases:
             if isinstance(alias, str):
                 form = name_form(alias)
-                if form.tokens and form.sorted_text not in seen:
-                    seen.add(form.sorted_text)
+                if form.tokens and form.text not in seen:
+                    seen.add(form.text)
                     names.append(form)
     properties = {}
     for key, value in entity.properties.items():

@@ -78,7 +78,14 @@ class NameForm:
 
 
 def name_form(name: str) -> NameForm:
-    """Fold and tokenize `name`, setting aside titles (never every token)."""
+    """Fold and tokenize `name`, setting aside titles (never every token).
+
+    "Surname, Given" (one comma, something on each side) is read as
+    "Given Surname", so its tokens are in written order like any other name's.
+    """
+    surname, comma, given = name.partition(",")
+    if comma and "," not in given and fold(surname) and fold(given):
+        name = f"{given} {surname}"
     tokens = tuple(fold(name).split())
     kept = tuple(token for token in tokens if token not in TITLES) or tokens
     letters = sum(len(token) for token in kept)
@@ -103,6 +110,15 @@ def _token_similarity(left: str, right: str) -> float:
 def _aligned(left: tuple[str, ...], right: tuple[str, ...]) -> float:
     """Mean best one-to-one token match, over the shorter name's tokens, greedily."""
     shorter, longer = (left, right) if len(left) <= len(right) else (right, left)
+    unmatched = len(longer) - len(shorter)
+    if len(shorter) == 1:
+        best = max(_token_similarity(shorter[0], token) for token in longer)
+        return max(0.0, best - UNMATCHED_TOKEN * unmatched)
+    if len(longer) == 2:
+        (a, b), (c, d) = shorter, longer
+        straight = _token_similarity(a, c) + _token_similarity(b, d)
+        crossed = _token_similarity(a, d) + _token_similarity(b, c)
+        return max(straight, crossed) / 2
     pairs = sorted(
         (
             (-_token_similarity(a, b), i, j)
@@ -119,7 +135,6 @@ def _aligned(left: tuple[str, ...], right: tuple[str, ...]) -> float:
         used_short.add(i)
         used_long.add(j)
         total -= negative
-    unmatched = len(longer) - len(shorter)
     return max(0.0, total / len(shorter) - UNMATCHED_TOKEN * unmatched)
 
 

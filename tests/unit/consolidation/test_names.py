@@ -67,3 +67,10 @@ def test_similarity_is_symmetric_and_bounded(left: str, right: str) -> None:
     a, b = name_form(left), name_form(right)
     assert 0.0 <= name_similarity(a, b) <= 1.0
     assert name_similarity(a, b) == pytest.approx(name_similarity(b, a))
+
+
+def test_surname_comma_given_reads_as_given_surname() -> None:
+    assert name_form("Doe, John").tokens == ("john", "doe")
+    assert name_form("Doe, J.").text == "j doe"
+    assert name_form("Acme, Inc, Ltd").tokens == ("acme", "inc", "ltd")
+    assert name_form(", John").tokens == ("john",)
