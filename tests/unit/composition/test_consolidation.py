@@ -22,6 +22,7 @@ from redstring import (
     RetrievalMode,
     Retriever,
     SourceDocument,
+    SourceId,
     VectorRecord,
     build_graph,
     replay,
@@ -166,7 +167,7 @@ async def test_undoing_every_merge_newest_first_restores_everything_exactly() ->
 
 async def test_replaying_the_log_rebuilds_the_merged_graph_and_vectors() -> None:
     world = World()
-    document = SourceDocument(id="doc-1", text="Ada Lovelace met Charles Babbage.")
+    document = SourceDocument(id=SourceId("doc-1"), text="Ada Lovelace met Charles Babbage.")
     provider = FakeLlmProvider(
         default={
             "entities": [
