@@ -1,4 +1,4 @@
-"""The Consolidator on the SQLite stores: merges and undos survive closing the file."""
+"""The Consolidator on the SQLite stores and log: merges and undos survive closing the file."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from redstring import (
     Consolidator,
     FakeEmbeddingProvider,
-    InMemoryEventLog,
+    SqliteEventLog,
     SqliteGraphStore,
     SqliteVectorStore,
     VectorRecord,
@@ -40,13 +40,13 @@ async def test_a_pass_and_its_undo_restore_the_file_exactly_across_reopening(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "graph.db"
-    log = InMemoryEventLog()
     mine, theirs = ada_variants(TENANT), ada_variants(OTHER_TENANT)
     ids = [e.id for e in mine]
     embeddings = FakeEmbeddingProvider(dimension=DIMENSION)
     async with (
         SqliteGraphStore(path) as graph,
         SqliteVectorStore(path, dimension=DIMENSION) as vectors,
+        SqliteEventLog(path) as log,
     ):
         await graph.upsert_entities([*mine, *theirs])
         await graph.upsert_relationships([make_relationship(mine[1], mine[3])])
@@ -65,6 +65,7 @@ async def test_a_pass_and_its_undo_restore_the_file_exactly_across_reopening(
     async with (
         SqliteGraphStore(path) as graph,
         SqliteVectorStore(path, dimension=DIMENSION) as vectors,
+        SqliteEventLog(path) as log,
     ):
         assert await graph.resolve([mine[2].id], TENANT) == {mine[2].id: mine[0].id}
         assert await _snapshot(graph, vectors, ids, OTHER_TENANT) == theirs_before
@@ -76,6 +77,7 @@ async def test_a_pass_and_its_undo_restore_the_file_exactly_across_reopening(
     async with (
         SqliteGraphStore(path) as graph,
         SqliteVectorStore(path, dimension=DIMENSION) as vectors,
+        SqliteEventLog(path) as log,
     ):
         assert await _snapshot(graph, vectors, ids, TENANT) == before
         explicit = make_entity(name="Someone Else")

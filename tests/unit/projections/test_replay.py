@@ -10,7 +10,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from redstring.domain.events import DocumentExtracted
+from redstring.domain.events import DocumentExtracted, EntitiesEmbedded
+from redstring.domain.ids import EntityId
 from redstring.domain.vector import VectorRecord
 from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.graph.adapters.memory import InMemoryGraphStore
@@ -31,7 +32,7 @@ from tests.unit.domain.event_strategies import (
 if TYPE_CHECKING:
     from redstring.domain.entity import Entity
     from redstring.domain.events import Event
-    from redstring.domain.ids import EntityId, RelationshipId, TenantId
+    from redstring.domain.ids import RelationshipId, TenantId
     from redstring.domain.relationship import Relationship
 
 QUERY = [1.0, 1.0, 1.0, 1.0]
@@ -76,7 +77,7 @@ class Oracle:
                     self.entities[entity.tenant_id, entity.id] = entity
                 for relationship in event.relationships:
                     self.relationships[relationship.tenant_id, relationship.id] = relationship
-            else:
+            elif isinstance(event, EntitiesEmbedded):
                 for record in event.records:
                     self.vectors[record.tenant_id, record.entity_id] = record
 
@@ -119,7 +120,7 @@ def _entity(n: int, tenant_id: TenantId, name: str) -> Entity:
 
 
 def _record(n: int, tenant_id: TenantId, vector: list[float]) -> VectorRecord:
-    return VectorRecord(entity_id=UUID(int=n), tenant_id=tenant_id, vector=vector)
+    return VectorRecord(entity_id=EntityId(UUID(int=n)), tenant_id=tenant_id, vector=vector)
 
 
 _ada, _charles = _entity(1, TENANT, "Ada"), _entity(2, TENANT, "Charles")
@@ -193,7 +194,7 @@ async def test_catching_up_applies_only_what_was_appended_since() -> None:
 
 async def test_a_tenant_replay_rebuilds_that_tenant_only_and_returns_its_last_sequence() -> None:
     log, stores = InMemoryEventLog(), Stores()
-    same = UUID(int=1)
+    same = EntityId(UUID(int=1))
     mine = make_entity(id=same, name="Mine")
     theirs = make_entity(id=same, name="Theirs", tenant_id=OTHER_TENANT)
     await log.append_many(
