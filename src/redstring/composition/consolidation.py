@@ -20,7 +20,6 @@ from redstring.consolidation.names import fold, name_form
 from redstring.consolidation.policy import MergePolicy
 from redstring.consolidation.resolution import resolve_profiles
 from redstring.domain.batches import require_all
-from redstring.domain.blocking import query_blocking_keys
 from redstring.domain.events import EntitiesMerged, MergeUndone
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.ids import EntityId, TenantId
@@ -46,6 +45,9 @@ if TYPE_CHECKING:
 
 #: How many times a pass re-examines the entities its merges changed.
 _MAX_ROUNDS: Final = 8
+
+#: How many name candidates a focused pass reads for each name of a focused entity.
+_FOCUS_CANDIDATES: Final = 50
 
 
 class ConsolidationMerge(BaseModel):
@@ -147,16 +149,6 @@ def _absorb(canonical: Entity, merged: Sequence[Entity]) -> Entity:
             "description": description,
         }
     )
-
-
-def _lookup_keys(name: str) -> list[str]:
-    """Stored blocking keys to look `name` up under, in its written and reordered forms."""
-    form = name_form(name)
-    keys: list[str] = []
-    for variant in (name, form.text, " ".join(reversed(form.tokens)), form.sorted_text):
-        if variant.strip():
-            keys.extend(query_blocking_keys(variant))
-    return keys
 
 
 class Consolidator:
@@ -353,22 +345,26 @@ class Consolidator:
     # -- the pass's inputs -----------------------------------------------------
 
     async def _population(self, tenant_id: TenantId, focus: set[EntityId] | None) -> list[Entity]:
-        """Every entity a pass compares, ordered by `str(id)`."""
+        """Every entity a pass compares, ordered by `str(id)`.
+
+        With `focus`, the focused entities and the name candidates of each of
+        their names and aliases, of the same entity type (never the type key).
+        """
         if focus is None:
             return await self._graph.find_entities(tenant_id)
         found = {e.id: e for e in await self._graph.get_entities(sorted(focus, key=str), tenant_id)}
-        keys: list[str] = []
         for entity in list(found.values()):
             aliases = entity.properties.get(ALIASES_KEY)
             names = [entity.name, *(aliases if isinstance(aliases, list) else [])]
+            entity_type = fold(entity.entity_type)
             for name in names:
-                if isinstance(name, str) and name.strip():
-                    keys.extend(_lookup_keys(name))
-        for group in (
-            await self._graph.find_by_blocking_keys(list(dict.fromkeys(keys)), tenant_id)
-        ).values():
-            for entity in group:
-                found.setdefault(entity.id, entity)
+                if not isinstance(name, str) or not name.strip():
+                    continue
+                for candidate in await self._graph.find_name_candidates(
+                    name, tenant_id, limit=_FOCUS_CANDIDATES
+                ):
+                    if fold(candidate.entity_type) == entity_type:
+                        found.setdefault(candidate.id, candidate)
         return sorted(found.values(), key=lambda entity: str(entity.id))
 
     async def _profiles(self, entities: Sequence[Entity], tenant_id: TenantId) -> list[Profile]:

@@ -1,17 +1,21 @@
 """Free-text queries answered with ranked entities, from two channels fused by rank.
 
 The semantic channel embeds the query and searches the vector store; the
-lexical channel looks up candidates by the query's blocking keys and scores
-them with `lexical_score`. `reciprocal_rank_fusion` combines the two id
-rankings. This module only orchestrates: scoring and fusion are pure
-functions in `domain`.
+lexical channel takes the graph store's name candidates (entities sharing
+character trigrams of a name or alias with the query, ADR 0014) together with
+the entities under the query's blocking keys, and scores them with
+`lexical_score`. `reciprocal_rank_fusion` combines the two id rankings; ties
+in the fused score break by the evidence (the component scores), and only
+then by id (ADR 0016). This module only orchestrates: scoring and fusion are
+pure functions in `domain`.
 
-Lexical recall is bounded by blocking. A query that shares no blocking key
-with an entity cannot be retrieved lexically, however high its string
-similarity would have been. There is no text index in this library, so
-candidates come from the same prefix and soundex keys consolidation uses. This
-is the honest cost of storing no text, and it is the second reason this
-channel is not called BM25.
+Lexical recall is bounded by the name index. A query that shares fewer than
+`MIN_SHARED_UNITS` trigrams with every name and alias of an entity, and no
+blocking key, cannot be retrieved lexically; when nothing shares enough the
+channel returns nothing rather than its least bad guess. At most
+`_LEXICAL_CANDIDATES` (50) candidates are scored, chosen before the
+`entity_types` filter. There is still no text index over documents, which is
+why this channel is not called BM25 (ADR 0009).
 
 A vector match whose entity the graph store does not have is skipped, and the
 result is not backfilled to k. The two stores are independent projections of
@@ -42,30 +46,60 @@ if TYPE_CHECKING:
     from redstring.ports.vector_store import VectorReader
 
 
+#: How many name candidates the lexical channel scores. On the quality
+#: bench's four sets, 50 gave lexical R@1 and R@10 as good as 100 or 500, at
+#: a tenth of the cost of 500; see ADR 0014.
+_LEXICAL_CANDIDATES = 50
+
+
 async def _nothing() -> dict[EntityId, Any]:
     """What a channel that is off contributes: an empty ranking."""
     return {}
 
 
+def _evidence(semantic: float | None, lexical: float | None) -> float:
+    """What breaks a tie in the fused score: the component scores, summed."""
+    return (semantic or 0.0) + (lexical or 0.0)
+
+
 class Retriever:
     """Answers a query with the tenant's best-matching entities, best first.
 
-    Holds an embedding provider, a vector store and a graph store; reads from
-    the stores and never writes. The provider and the vector store must agree
-    on the dimension.
+    Holds a graph store and, for the semantic channel, an embedding provider
+    and a vector store; reads from the stores and never writes. The provider
+    and the vector store come together or not at all, and must agree on the
+    dimension. Without them only `RetrievalMode.LEXICAL` is available.
 
     Raises:
+        ValueError: one of `embeddings` and `vectors` without the other.
         DimensionMismatchError: `embeddings` and `vectors` differ in dimension.
     """
 
     def __init__(
-        self, *, embeddings: EmbeddingProvider, vectors: VectorReader, graph: GraphReader
+        self,
+        *,
+        graph: GraphReader,
+        embeddings: EmbeddingProvider | None = None,
+        vectors: VectorReader | None = None,
     ) -> None:
+        if (embeddings is None) != (vectors is None):
+            given, missing = (
+                ("embeddings", "vectors") if vectors is None else ("vectors", "embeddings")
+            )
+            raise ValueError(
+                f"{given} was given without {missing}: the semantic channel needs both, "
+                "a lexical-only Retriever neither"
+            )
+        self._channel: tuple[EmbeddingProvider, VectorReader] | None = None
+        if embeddings is not None and vectors is not None:
+            self._check_dimensions(embeddings, vectors)
+            self._channel = (embeddings, vectors)
+        self._graph = graph
+
+    @staticmethod
+    def _check_dimensions(embeddings: EmbeddingProvider, vectors: VectorReader) -> None:
         if embeddings.dimension != vectors.dimension:
             raise DimensionMismatchError(expected=vectors.dimension, actual=embeddings.dimension)
-        self._embeddings = embeddings
-        self._vectors = vectors
-        self._graph = graph
 
     async def retrieve(
         self,
@@ -85,10 +119,15 @@ class Retriever:
         that ranked it. See the module docstring for what lexical recall
         cannot reach and for vector matches the graph lacks.
 
+        Matches are ordered by fused score; equal fused scores by the sum of
+        the component scores, higher first; then by `str(id)`.
+
         Raises:
             ValueError: a blank query or one no store could hold (NUL, an
                 unpaired surrogate), a `k` that is not a non-negative integer,
-                an unknown `mode`, or a bare string for `entity_types`.
+                an unknown `mode`, a bare string for `entity_types`, or a
+                semantic or hybrid `mode` on a Retriever built without
+                `embeddings` and `vectors`.
             EmbeddingProviderError: the semantic channel's model failed.
         """
         if not isinstance(query, str) or not query.strip():
@@ -105,21 +144,35 @@ class Retriever:
             raise ValueError(
                 f"entity_types must be a sequence of types, not the string {entity_types!r}"
             )
+        if mode is not RetrievalMode.LEXICAL and self._channel is None:
+            raise ValueError(
+                f"mode {mode.value!r} needs the semantic channel; this Retriever was built "
+                "without embeddings and vectors, so only 'lexical' is available"
+            )
         if k == 0 or entity_types == []:
             return RetrievalResult(query=query, matches=[])
 
         # The channels share nothing until fusion, so they run concurrently:
         # the embedding call and the graph lookup overlap.
         semantic, lexical = await asyncio.gather(
-            self._semantic(query, tenant_id, k, entity_types)
-            if mode in (RetrievalMode.SEMANTIC, RetrievalMode.HYBRID)
+            self._semantic(self._channel, query, tenant_id, k, entity_types)
+            if self._channel is not None and mode is not RetrievalMode.LEXICAL
             else _nothing(),
             self._lexical(query, tenant_id, k, entity_types)
             if mode in (RetrievalMode.LEXICAL, RetrievalMode.HYBRID)
             else _nothing(),
         )
 
-        fused = reciprocal_rank_fusion([list(semantic), list(lexical)])[:k]
+        fused = sorted(
+            reciprocal_rank_fusion([list(semantic), list(lexical)]),
+            key=lambda item: (
+                -item[1],
+                -_evidence(
+                    semantic.get(item[0]), lexical[item[0]][1] if item[0] in lexical else None
+                ),
+                str(item[0]),
+            ),
+        )[:k]
         entities = {entity_id: entity for entity_id, (entity, _) in lexical.items()}
         missing = [entity_id for entity_id, _ in fused if entity_id not in entities]
         if missing:
@@ -141,6 +194,7 @@ class Retriever:
 
     async def _semantic(
         self,
+        channel: tuple[EmbeddingProvider, VectorReader],
         query: str,
         tenant_id: TenantId,
         k: int,
@@ -152,8 +206,9 @@ class Retriever:
         for the canonical one, which keeps its best score, so each real-world
         entity is ranked once.
         """
-        [vector] = await self._embeddings.embed([query])
-        matches = await self._vectors.search(vector, tenant_id, k=k, entity_types=entity_types)
+        embeddings, vectors = channel
+        [vector] = await embeddings.embed([query])
+        matches = await vectors.search(vector, tenant_id, k=k, entity_types=entity_types)
         if not matches:
             return {}
         canonical = await self._graph.resolve([match.entity_id for match in matches], tenant_id)
@@ -169,11 +224,14 @@ class Retriever:
         k: int,
         entity_types: Sequence[str] | None,
     ) -> dict[EntityId, tuple[Entity, float]]:
-        """Blocking-key candidates that pass the type filter, scored, best `k` first."""
-        groups = await self._graph.find_by_blocking_keys(query_blocking_keys(query), tenant_id)
+        """Name and blocking-key candidates that pass the type filter, scored, best `k` first."""
+        named, groups = await asyncio.gather(
+            self._graph.find_name_candidates(query, tenant_id, limit=_LEXICAL_CANDIDATES),
+            self._graph.find_by_blocking_keys(query_blocking_keys(query), tenant_id),
+        )
         allowed = None if entity_types is None else frozenset(entity_types)
         scored: dict[EntityId, tuple[Entity, float]] = {}
-        for group in groups.values():
+        for group in (named, *groups.values()):
             for entity in group:
                 if entity.id in scored:
                     continue

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Self
 
 from pydantic import (
     BaseModel,
@@ -14,6 +14,7 @@ from pydantic import (
     model_validator,
 )
 
+from redstring.domain.blocking import blocking_keys_for
 from redstring.domain.ids import EntityId, SourceId, TenantId  # noqa: TC001 - pydantic needs them
 from redstring.domain.json_safety import check_json, check_text
 from redstring.domain.normalization import normalize_name
@@ -35,8 +36,10 @@ class Entity(BaseModel):
     given and must not be blank; `normalized_name` defaults to
     `normalize_name(name)` but may carry an extractor's own form. Every string
     reachable in a field must be storable (no NUL, no unpaired surrogate).
-    `confidence` is on `0..1` inclusive. `blocking_keys` is `None` until keys
-    have been computed (see `redstring.domain.blocking`).
+    `confidence` is on `0..1` inclusive. `blocking_keys` given (an
+    extractor's own, or `None` for "not computed") are kept as given; left
+    out, they are computed with `blocking_keys_for`, so an entity built by
+    hand is blocked like an extracted one.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -64,6 +67,14 @@ class Entity(BaseModel):
         ):
             return {**data, "normalized_name": normalize_name(data["name"])}
         return data
+
+    @model_validator(mode="after")
+    def _default_blocking_keys(self) -> Self:
+        if "blocking_keys" not in self.model_fields_set:
+            # Frozen: the computed keys are set the way pydantic sets a field.
+            object.__setattr__(self, "blocking_keys", blocking_keys_for(self))
+            self.model_fields_set.add("blocking_keys")
+        return self
 
     @field_validator("name")
     @classmethod

@@ -28,6 +28,7 @@ from redstring import (
     replay,
 )
 from redstring.projections import GraphProjection, VectorProjection
+from redstring.testing.event_log import make_document_extracted
 from tests.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 
 if TYPE_CHECKING:
@@ -251,10 +252,15 @@ async def test_entity_ids_limit_the_pass_to_pairs_with_them() -> None:
         make_entity(id=entity_id(10), name="Grace Hopper"),
         make_entity(id=entity_id(11), name="Hopper, Grace"),
     ]
-    ada, reversed_, _, babbage = ada_variants()
-    await world.add(ada, reversed_, babbage, *others)
+    ada, reversed_, titled, babbage = ada_variants()
+    await world.add(ada, reversed_, titled, babbage, *others)
+    place = make_entity(id=entity_id(12), name="Ada Lovelace", entity_type="ship")
+    await world.add(place)
     report = await world.consolidator.consolidate(TENANT, entity_ids=[reversed_.id])
-    assert [(m.canonical_id, m.merged_ids) for m in report.merges] == [(ada.id, (reversed_.id,))]
+    assert [(m.canonical_id, m.merged_ids) for m in report.merges] == [
+        (ada.id, (reversed_.id, titled.id))
+    ]
+    assert await world.graph.resolve([place.id], TENANT) == {place.id: place.id}
     assert await world.graph.resolve([entity_id(11)], TENANT) == {entity_id(11): entity_id(11)}
     with pytest.raises(ValueError, match="entity_ids"):
         await world.consolidator.consolidate(TENANT, entity_ids="not ids")  # type: ignore[arg-type]
@@ -327,3 +333,21 @@ async def test_embeddings_stand_in_for_missing_vectors() -> None:
     consolidator = Consolidator(graph=graph, event_log=log, embeddings=embeddings)
     report = await consolidator.consolidate(TENANT)
     assert report.merges[0].reason == "names 1.00; cosine 1.00"
+
+
+async def test_a_focused_pass_skips_aliases_that_are_not_names() -> None:
+    world = World()
+    odd = make_entity(id=entity_id(20), name="Ada Lovelace", properties={"aliases": [7, " "]})
+    await world.add(odd, make_entity(id=entity_id(21), name="Lovelace, Ada"))
+    report = await world.consolidator.consolidate(TENANT, entity_ids=[odd.id])
+    assert [(m.canonical_id, m.merged_ids) for m in report.merges] == [(odd.id, (entity_id(21),))]
+
+
+async def test_an_extraction_that_already_lists_the_aliases_is_written_as_it_is() -> None:
+    graph = InMemoryGraphStore()
+    held = make_entity(properties={"aliases": ["A. L."]})
+    await graph.upsert_entity(held)
+    again = held.model_copy(update={"properties": {"aliases": ["A. L."], "born": "1815"}})
+    event = make_document_extracted(entities=[again])
+    await GraphProjection(graph).apply(event)
+    assert await graph.get_entity(held.id, TENANT) == again

@@ -19,6 +19,8 @@ from redstring import (
     Retriever,
 )
 from redstring.domain.blocking import prefix_key_for_name, soundex_key_for_name
+from redstring.domain.fusion import reciprocal_rank_fusion
+from redstring.domain.names import NAME_CANDIDATE_LIMIT
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
 
 if TYPE_CHECKING:
@@ -268,6 +270,11 @@ class RevalidatingGraph:
         found = await self._inner.find_by_blocking_keys(keys, tenant_id)
         return {key: self._fresh(entities) for key, entities in found.items()}
 
+    async def find_name_candidates(
+        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    ) -> list[Entity]:
+        return self._fresh(await self._inner.find_name_candidates(query, tenant_id, limit=limit))
+
     async def get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId
     ) -> Relationship | None:
@@ -427,3 +434,84 @@ async def test_more_results_than_k_are_truncated() -> None:
     assert result.matches[0].entity.name == "Ada Lovelace"
     scores = [match.score for match in result.matches]
     assert scores == sorted(scores, reverse=True)
+
+
+# -- the name index, abstention, ties and a lexical-only Retriever -------------
+
+
+async def test_a_surname_alone_reaches_the_full_name_lexically() -> None:
+    """No prefix or soundex key is shared; the name index reaches it."""
+    stores = Stores()
+    babbage = make_entity(name="Charles Babbage", blocking_keys=frozenset())
+    await stores.add(babbage, make_entity(name="Ada Lovelace"), vector=False)
+    result = await stores.retriever().retrieve("Babbage", TENANT, mode=RetrievalMode.LEXICAL)
+    assert [match.entity for match in result.matches] == [babbage]
+
+
+async def test_an_alias_is_scored_at_the_name_weight() -> None:
+    stores = Stores()
+    mumbai = make_entity(name="Mumbai", properties={"aliases": ["Bombay"]})
+    await stores.add(mumbai, vector=False)
+    result = await stores.retriever().retrieve("bombay", TENANT, mode=RetrievalMode.LEXICAL)
+    assert [(match.entity, match.lexical) for match in result.matches] == [(mumbai, 1.0)]
+
+
+async def test_a_reordered_name_with_punctuation_scores_one() -> None:
+    stores = Stores()
+    ada = make_entity(name="Ada Lovelace")
+    await stores.add(ada, vector=False)
+    result = await stores.retriever().retrieve("LOVELACE, Ada", TENANT, mode=RetrievalMode.LEXICAL)
+    assert [(match.entity, match.lexical) for match in result.matches] == [(ada, 1.0)]
+
+
+async def test_the_lexical_channel_abstains_when_nothing_shares_enough() -> None:
+    """No name unit, no key in common: nothing, rather than the least bad name."""
+    stores = Stores()
+    await stores.add(make_entity(name="Ada Lovelace"), make_entity(name="Charles Babbage"))
+    retriever = stores.retriever()
+    lexical = await retriever.retrieve("東京", TENANT, mode=RetrievalMode.LEXICAL)
+    assert lexical.matches == []
+    hybrid = await retriever.retrieve("東京", TENANT)
+    assert all(match.lexical is None for match in hybrid.matches)
+    assert len(hybrid.matches) == 2
+
+
+async def test_a_tie_in_the_fused_score_is_broken_by_the_evidence_not_the_id() -> None:
+    """Each channel's first answer scores 1/61: the stronger evidence must win.
+
+    The semantic channel ranks the dangling-free, lower-id entity first on a
+    weak vector match; the lexical channel ranks the other first on an exact
+    name. An id tie-break would put id 1 first.
+    """
+    stores = Stores()
+    weak = make_entity(id=entity_id(1), name="Lovelace Institute", blocking_keys=frozenset())
+    exact = make_entity(id=entity_id(2), name="Ada Lovelace")
+    await stores.add(exact, vector=False)
+    await stores.add(weak, graph=True, vector=False)
+    # The semantic channel holds only `weak`, under a vector unlike the query's.
+    [vector] = await stores.embeddings.embed(["something else entirely"])
+    await stores.vectors.upsert(weak.id, vector, TENANT, metadata={"entity_type": "person"})
+    result = await stores.retriever().retrieve("Ada Lovelace", TENANT, k=1)
+    fused = reciprocal_rank_fusion([[weak.id], [exact.id]])
+    assert fused[0][1] == fused[1][1] == 1 / 61
+    assert [match.entity for match in result.matches] == [exact]
+    assert result.matches[0].score == 1 / 61
+
+
+async def test_a_lexical_only_retriever_needs_no_embedding_provider() -> None:
+    graph = InMemoryGraphStore()
+    ada = make_entity(name="Ada Lovelace")
+    await graph.upsert_entity(ada)
+    retriever = Retriever(graph=graph)
+    result = await retriever.retrieve("Ada Lovelace", TENANT, mode=RetrievalMode.LEXICAL)
+    assert [match.entity for match in result.matches] == [ada]
+    for mode in (RetrievalMode.HYBRID, RetrievalMode.SEMANTIC):
+        with pytest.raises(ValueError, match=f"{mode.value}.*lexical"):
+            await retriever.retrieve("Ada Lovelace", TENANT, mode=mode)
+
+
+async def test_embeddings_without_vectors_or_the_reverse_is_refused() -> None:
+    with pytest.raises(ValueError, match="embeddings was given without vectors"):
+        Retriever(embeddings=FakeEmbeddingProvider(dimension=8), graph=InMemoryGraphStore())
+    with pytest.raises(ValueError, match="vectors was given without embeddings"):
+        Retriever(vectors=InMemoryVectorStore(dimension=8), graph=InMemoryGraphStore())

@@ -3,14 +3,18 @@
 Entities are frozen models; the store keeps its own copy of each one's
 `properties` and hands out a fresh copy on every read, so nothing a caller
 holds can reach what the store holds. Blocking keys and normalized names are
-indexed per tenant, so a key lookup touches only the entities that carry it.
+indexed per tenant, so a key lookup touches only the entities that carry it;
+name units are indexed in a `_NameIndex` (see its docstring).
 """
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 from uuid import UUID
+
+import numpy as np
 
 from redstring.domain.batches import require_all
 from redstring.domain.entity import Entity
@@ -18,6 +22,13 @@ from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.ids import EntityId
 from redstring.domain.json_safety import copy_json
 from redstring.domain.merging import check_merge, repoint
+from redstring.domain.names import (
+    MIN_SHARED_UNITS,
+    NAME_CANDIDATE_LIMIT,
+    check_candidate_limit,
+    entity_name_units,
+    query_name_units,
+)
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
 from redstring.ports.graph_store import GraphStore
@@ -29,8 +40,23 @@ if TYPE_CHECKING:
     from redstring.domain.ids import RelationshipId, TenantId
 
 
+_set_attribute: Final = object.__setattr__
+
+
 def _copy_entity(entity: Entity) -> Entity:
-    return entity.model_copy(update={"properties": copy_json(entity.properties)})
+    """A copy sharing nothing mutable with `entity`: what `model_copy` does, in a fifth the time.
+
+    Every other field of a frozen `Entity` is immutable, so only `properties`
+    is copied. No validator runs, as with `model_copy`.
+    """
+    state = entity.__dict__.copy()
+    state["properties"] = copy_json(state["properties"]) if state["properties"] else {}
+    copy = Entity.__new__(Entity)
+    _set_attribute(copy, "__dict__", state)
+    _set_attribute(copy, "__pydantic_fields_set__", set(entity.__pydantic_fields_set__))
+    _set_attribute(copy, "__pydantic_extra__", None)
+    _set_attribute(copy, "__pydantic_private__", None)
+    return copy
 
 
 def _copy_relationship(relationship: Relationship) -> Relationship:
@@ -46,15 +72,102 @@ def _check_limit(limit: int | None) -> None:
         raise ValueError(f"limit must not be negative, got {limit}")
 
 
+_LOW_64: Final = (1 << 64) - 1
+#: Below this many dead rows a `_NameIndex` never compacts.
+_COMPACT_AFTER: Final = 1024
+
+
+class _NameIndex:
+    """One tenant's name units, as an inverted index that numpy counts.
+
+    Each indexed entity holds a row number; each unit maps to an `array` of
+    the rows carrying it. A lookup concatenates the query units' rows and
+    counts them with `numpy.bincount`, so its cost is the number of postings
+    read, in C, never a walk over the tenant. Replacing an entity marks its
+    old row dead and appends a new one; the rows are rebuilt once more are
+    dead than alive. The id of each row is kept as two 64-bit halves, so
+    that ties in the count break by `str(id)` (the UUID's integer order)
+    inside numpy too.
+    """
+
+    __slots__ = ("alive", "dead", "high", "ids", "low", "postings", "row_of")
+
+    def __init__(self) -> None:
+        self.postings: dict[str, array[int]] = {}
+        self.ids: list[EntityId | None] = []
+        self.row_of: dict[EntityId, int] = {}
+        self.alive = bytearray()
+        self.high: array[int] = array("Q")
+        self.low: array[int] = array("Q")
+        self.dead = 0
+
+    def put(self, entity: Entity) -> None:
+        """Index `entity`'s units under a new row, retiring any row it held."""
+        self.remove(entity.id)
+        row = len(self.ids)
+        self.ids.append(entity.id)
+        self.row_of[entity.id] = row
+        self.alive.append(1)
+        self.high.append(entity.id.int >> 64)
+        self.low.append(entity.id.int & _LOW_64)
+        for unit in entity_name_units(entity):
+            rows = self.postings.get(unit)
+            if rows is None:
+                rows = self.postings[unit] = array("i")
+            rows.append(row)
+
+    def remove(self, entity_id: EntityId) -> None:
+        """Retire `entity_id`'s row, if it has one."""
+        row = self.row_of.pop(entity_id, None)
+        if row is not None:
+            self.alive[row] = 0
+            self.ids[row] = None
+            self.dead += 1
+
+    def needs_compacting(self) -> bool:
+        """More dead rows than live ones, and more than a handful."""
+        return self.dead > max(_COMPACT_AFTER, len(self.row_of))
+
+    def find(self, query_units: Iterable[str], limit: int) -> list[EntityId]:
+        """The ids of the best `limit` candidates, by shared units then `str(id)`."""
+        units = [self.postings[unit] for unit in query_units if unit in self.postings]
+        if not units or limit == 0:
+            return []
+        rows = np.concatenate([np.frombuffer(each, dtype=np.int32) for each in units])
+        counts = np.bincount(rows, minlength=len(self.ids))
+        counts *= np.frombuffer(self.alive, dtype=np.uint8)
+        found = np.flatnonzero(counts >= MIN_SHARED_UNITS)
+        if found.size > limit:
+            # Keep every row that could be among the best `limit`: all those
+            # sharing at least the `limit`-th largest count.
+            shared = counts[found]
+            cut = np.partition(shared, found.size - limit)[found.size - limit]
+            found = found[shared >= cut]
+        high = np.frombuffer(self.high, dtype=np.uint64)[found]
+        low = np.frombuffer(self.low, dtype=np.uint64)[found]
+        order = np.lexsort((low, high, -counts[found]))[:limit]
+        ids = self.ids
+        return [ids[row] for row in found[order].tolist()]
+
+
 class _Tenant:
     """One tenant's entities, relationships and indexes."""
 
-    __slots__ = ("adjacency", "by_key", "by_name", "entities", "redirects", "relationships")
+    __slots__ = (
+        "adjacency",
+        "by_key",
+        "by_name",
+        "entities",
+        "names",
+        "redirects",
+        "relationships",
+    )
 
     def __init__(self) -> None:
         self.entities: dict[EntityId, Entity] = {}
         self.by_key: defaultdict[str, set[EntityId]] = defaultdict(set)
         self.by_name: defaultdict[str, set[EntityId]] = defaultdict(set)
+        self.names = _NameIndex()
         self.relationships: dict[RelationshipId, Relationship] = {}
         self.adjacency: defaultdict[EntityId, set[RelationshipId]] = defaultdict(set)
         self.redirects: dict[EntityId, EntityId] = {}
@@ -68,6 +181,7 @@ class _Tenant:
 
     def remove_entity(self, entity_id: EntityId) -> None:
         previous = self.entities.pop(entity_id)
+        self.names.remove(entity_id)
         for key in previous.blocking_keys or ():
             self._unindex(self.by_key, key, entity_id)
         self._unindex(self.by_name, normalize_name(previous.name), entity_id)
@@ -79,6 +193,11 @@ class _Tenant:
                 self._unindex(self.by_key, key, entity.id)
             self._unindex(self.by_name, normalize_name(previous.name), entity.id)
         self.entities[entity.id] = entity
+        self.names.put(entity)
+        if self.names.needs_compacting():
+            self.names = _NameIndex()
+            for held in self.entities.values():
+                self.names.put(held)
         for key in entity.blocking_keys or ():
             self.by_key[key].add(entity.id)
         self.by_name[normalize_name(entity.name)].add(entity.id)
@@ -254,6 +373,23 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
             entity_id: entity_id if tenant is None else tenant.resolve(entity_id)
             for entity_id in requested
         }
+
+    async def find_name_candidates(
+        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    ) -> list[Entity]:
+        """Copies of the entities sharing the most name units with `query`, best first.
+
+        See `NameCandidateReader.find_name_candidates` for the contract.
+        """
+        check_candidate_limit(limit)
+        units = query_name_units(query)
+        tenant = self._tenants.get(tenant_id)
+        if tenant is None:
+            return []
+        return [
+            _copy_entity(tenant.entities[entity_id])
+            for entity_id in tenant.names.find(units, limit)
+        ]
 
     async def get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId

@@ -3,7 +3,9 @@
 Uses only the standard library's `sqlite3`. Every table is prefixed `graph_`,
 so other stores may keep their own tables in the same file:
 
-- `graph_meta`: the schema version, as the row `('schema_version', '1')`.
+- `graph_meta`: the schema version, as the row `('schema_version', '2')`.
+  A version 1 file (no name index) is migrated when first opened: the
+  `graph_name_units` table is created and filled from the stored entities.
   `PRAGMA user_version` is left alone, since it belongs to the whole file.
 - `graph_entities`: one row per `(tenant_id, id)`, the entity as the JSON
   `model_dump_json` gives, with `normalize_name(name)` and `entity_type` in
@@ -11,6 +13,9 @@ so other stores may keep their own tables in the same file:
 - `graph_entity_keys`: one row per `(tenant_id, key, entity_id)`, holding the
   entity's `row` too, so a blocking-key lookup is one range scan of the
   primary key, in `str(id)` order, plus one rowid lookup per entity.
+- `graph_name_units`: one row per `(tenant_id, unit, entity_id)` for each
+  name unit of `redstring.domain.names`, holding the entity's `row`, so a
+  candidate lookup is one range scan per query unit, counted by `GROUP BY`.
 - `graph_relationships`: one row per `(tenant_id, id)`, the relationship as
   JSON, with both endpoints indexed.
 
@@ -26,7 +31,6 @@ of the in-memory store's; relationships, read less often, are validated.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from collections import defaultdict
@@ -42,6 +46,13 @@ from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError, StoreError
 from redstring.domain.ids import EntityId
 from redstring.domain.merging import check_merge, repoint
+from redstring.domain.names import (
+    MIN_SHARED_UNITS,
+    NAME_CANDIDATE_LIMIT,
+    check_candidate_limit,
+    entity_name_units,
+    query_name_units,
+)
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
 from redstring.ports.graph_store import GraphStore
@@ -56,8 +67,18 @@ if TYPE_CHECKING:
     from redstring.domain.ids import RelationshipId, TenantId
 
 #: The schema this module reads and writes, recorded in `graph_meta`.
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 _set_attribute: Final = object.__setattr__
+
+_NAME_UNITS_SCHEMA: Final = (
+    """CREATE TABLE IF NOT EXISTS graph_name_units (
+        tenant_id TEXT NOT NULL,
+        unit TEXT NOT NULL,
+        entity_id TEXT NOT NULL,
+        entity_row INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, unit, entity_id)
+    ) WITHOUT ROWID""",
+)
 
 _SCHEMA: Final = (
     """CREATE TABLE IF NOT EXISTS graph_entities (
@@ -80,6 +101,7 @@ _SCHEMA: Final = (
         entity_row INTEGER NOT NULL,
         PRIMARY KEY (tenant_id, key, entity_id)
     ) WITHOUT ROWID""",
+    *_NAME_UNITS_SCHEMA,
     """CREATE TABLE IF NOT EXISTS graph_relationships (
         tenant_id TEXT NOT NULL,
         id TEXT NOT NULL,
@@ -117,6 +139,12 @@ _DELETE_KEY: Final = """
 """
 _INSERT_KEY: Final = """
     INSERT INTO graph_entity_keys (tenant_id, key, entity_id, entity_row) VALUES (?, ?, ?, ?)
+"""
+_DELETE_UNIT: Final = """
+    DELETE FROM graph_name_units WHERE tenant_id = ? AND unit = ? AND entity_id = ?
+"""
+_INSERT_UNIT: Final = """
+    INSERT INTO graph_name_units (tenant_id, unit, entity_id, entity_row) VALUES (?, ?, ?, ?)
 """
 _UPSERT_RELATIONSHIP: Final = """
     INSERT INTO graph_relationships
@@ -195,6 +223,8 @@ def _ensure_schema(connection: sqlite3.Connection, path: str) -> None:
                 "INSERT INTO graph_meta (name, value) VALUES ('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
             )
+        elif version == 1:
+            _migrate_from_version_1(connection)
         elif version != SCHEMA_VERSION:
             newer = " (written by a newer redstring)" if version > SCHEMA_VERSION else ""
             raise StoreError(
@@ -202,6 +232,25 @@ def _ensure_schema(connection: sqlite3.Connection, path: str) -> None:
                 reason=f"the file holds graph schema version {version}{newer}; "
                 f"this redstring reads only version {SCHEMA_VERSION}",
             )
+
+
+def _migrate_from_version_1(connection: sqlite3.Connection) -> None:
+    """Add the name index to a version 1 file, built from its entities."""
+    for statement in _NAME_UNITS_SCHEMA:
+        connection.execute(statement)
+    cursor = connection.execute("SELECT tenant_id, id, row, body FROM graph_entities")
+    while batch := cursor.fetchmany(10_000):
+        connection.executemany(
+            _INSERT_UNIT,
+            [
+                (tenant, unit, entity_id, row)
+                for tenant, entity_id, row, body in batch
+                for unit in entity_name_units(_entity_from_json(body))
+            ],
+        )
+    connection.execute(
+        "UPDATE graph_meta SET value = ? WHERE name = 'schema_version'", (str(SCHEMA_VERSION),)
+    )
 
 
 def _schema_version(connection: sqlite3.Connection) -> int | None:
@@ -228,6 +277,7 @@ def _put_entities(connection: sqlite3.Connection, entities: Sequence[Entity]) ->
     latest = {(entity.tenant_id, entity.id): entity for entity in entities}
     rows: list[tuple[str, str, str, str, str]] = []
     carried: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
+    named: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
     for entity in latest.values():
         tenant, entity_id = str(entity.tenant_id), str(entity.id)
         rows.append(
@@ -240,25 +290,36 @@ def _put_entities(connection: sqlite3.Connection, entities: Sequence[Entity]) ->
             )
         )
         carried[tenant].extend((entity_id, key) for key in entity.blocking_keys or ())
+        named[tenant].extend((entity_id, unit) for unit in entity_name_units(entity))
     # Sorted, each statement walks its index in order instead of at random.
     rows.sort()
     ids: defaultdict[str, list[str]] = defaultdict(list)
     for tenant, entity_id, *_ in rows:
         ids[tenant].append(entity_id)
-    stale = [
-        (tenant, key, entity_id)
-        for tenant, tenant_ids in ids.items()
-        for entity_id, body in _select_by_ids(connection, "id, body", tenant, tenant_ids)
-        for key in json.loads(body)["blocking_keys"] or ()
-    ]
-    connection.executemany(_DELETE_KEY, stale)
+    stale_keys: list[tuple[str, str, str]] = []
+    stale_units: list[tuple[str, str, str]] = []
+    for tenant, tenant_ids in ids.items():
+        for entity_id, body in _select_by_ids(connection, "id, body", tenant, tenant_ids):
+            previous = _entity_from_json(body)
+            stale_keys.extend((tenant, key, entity_id) for key in previous.blocking_keys or ())
+            stale_units.extend((tenant, unit, entity_id) for unit in entity_name_units(previous))
+    connection.executemany(_DELETE_KEY, stale_keys)
+    connection.executemany(_DELETE_UNIT, stale_units)
     connection.executemany(_UPSERT_ENTITY, rows)
     keys: list[tuple[str, str, str, int]] = []
-    for tenant, pairs in carried.items():
+    units: list[tuple[str, str, str, int]] = []
+    for tenant in ids:
         row_of = dict(_select_by_ids(connection, "id, row", tenant, ids[tenant]))
-        keys.extend((tenant, key, entity_id, row_of[entity_id]) for entity_id, key in pairs)
+        keys.extend(
+            (tenant, key, entity_id, row_of[entity_id]) for entity_id, key in carried[tenant]
+        )
+        units.extend(
+            (tenant, unit, entity_id, row_of[entity_id]) for entity_id, unit in named[tenant]
+        )
     keys.sort()
+    units.sort()
     connection.executemany(_INSERT_KEY, keys)
+    connection.executemany(_INSERT_UNIT, units)
 
 
 def _resolve(
@@ -326,6 +387,10 @@ def _merge(connection: sqlite3.Connection, canonical: Entity, merged: Sequence[E
             marks = _placeholders(len(chunk))
             connection.execute(
                 f"DELETE FROM graph_entity_keys WHERE tenant_id = ? AND entity_id IN ({marks})",
+                (tenant, *chunk),
+            )
+            connection.execute(
+                f"DELETE FROM graph_name_units WHERE tenant_id = ? AND entity_id IN ({marks})",
                 (tenant, *chunk),
             )
             connection.execute(
@@ -403,8 +468,9 @@ def _delete_tenant(connection: sqlite3.Connection, tenant_id: TenantId) -> int:
             "DELETE FROM graph_entities WHERE tenant_id = ?", tenant
         ).rowcount
         connection.execute("DELETE FROM graph_entity_keys WHERE tenant_id = ?", tenant)
-        connection.execute("DELETE FROM graph_relationships WHERE tenant_id = ?", tenant)
+        connection.execute("DELETE FROM graph_name_units WHERE tenant_id = ?", tenant)
         connection.execute("DELETE FROM graph_merges WHERE tenant_id = ?", tenant)
+        connection.execute("DELETE FROM graph_relationships WHERE tenant_id = ?", tenant)
     return count
 
 
@@ -442,6 +508,25 @@ def _read_by_keys(
             for key, body in cursor:
                 result[key].append(_entity_from_json(body))
     return result
+
+
+def _read_name_candidates(
+    connection: sqlite3.Connection, units: Sequence[str], tenant_id: TenantId, limit: int
+) -> list[Entity]:
+    """The best `limit` entities by distinct shared units, then `str(id)`."""
+    # A query has at most a few hundred units (MAX_NAME_CHARS bounds them),
+    # far below the bound-parameter limit.
+    cursor = connection.execute(
+        "SELECT e.body FROM ("
+        "SELECT entity_row, entity_id, COUNT(*) AS shared FROM graph_name_units "
+        f"WHERE tenant_id = ? AND unit IN ({_placeholders(len(units))}) "
+        "GROUP BY entity_row HAVING COUNT(*) >= ? "
+        "ORDER BY shared DESC, entity_id LIMIT ?"
+        ") AS c JOIN graph_entities AS e ON e.row = c.entity_row "
+        "ORDER BY c.shared DESC, c.entity_id",
+        (str(tenant_id), *units, MIN_SHARED_UNITS, limit),
+    )
+    return [_entity_from_json(body) for (body,) in cursor]
 
 
 def _read_relationships(
@@ -683,6 +768,21 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         if not requested:
             return {}
         return await self._run(lambda connection: _read_by_keys(connection, requested, tenant_id))
+
+    async def find_name_candidates(
+        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    ) -> list[Entity]:
+        """The entities sharing the most name units with `query`, best first, in one query.
+
+        See `NameCandidateReader.find_name_candidates` for the contract.
+        """
+        check_candidate_limit(limit)
+        units = query_name_units(query)
+        if not units or limit == 0:
+            return []
+        return await self._run(
+            lambda connection: _read_name_candidates(connection, units, tenant_id, limit)
+        )
 
     async def get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId
