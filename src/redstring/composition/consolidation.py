@@ -15,32 +15,39 @@ from uuid import UUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from redstring.consolidation.adjudicator import MergeAdjudicator
 from redstring.consolidation.features import ALIASES_KEY, profile_of
 from redstring.consolidation.names import fold, name_form
 from redstring.consolidation.policy import MergePolicy
 from redstring.consolidation.resolution import resolve_profiles
-from redstring.domain.batches import require_all
 from redstring.domain.events import EntitiesMerged, MergeUndone
-from redstring.domain.exceptions import MissingEntityError
-from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.exceptions import MergeUndoError, MissingEntityError
+from redstring.domain.ids import EntityId, TenantId  # noqa: TC001 - pydantic needs them
+from redstring.domain.json_safety import check_text
+from redstring.domain.limits import MAX_NAME_LENGTH
 from redstring.domain.merging import check_merge
 from redstring.domain.normalization import normalize_name
+from redstring.domain.validation import (
+    check_collaborator,
+    check_entity_id,
+    check_entity_ids,
+    check_tenant_id,
+)
+from redstring.ports.embedding import EmbeddingProvider
+from redstring.ports.event_log import EventLog
+from redstring.ports.graph_store import GraphStore
+from redstring.ports.vector_store import VectorStore
 from redstring.projections.graph import GraphProjection
 from redstring.projections.vector import VectorProjection
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from redstring.consolidation.adjudicator import MergeAdjudicator
     from redstring.consolidation.features import Profile
     from redstring.consolidation.resolution import Link
     from redstring.domain.entity import Entity
     from redstring.domain.relationship import Relationship
     from redstring.domain.vector import VectorRecord
-    from redstring.ports.embedding import EmbeddingProvider
-    from redstring.ports.event_log import EventLog
-    from redstring.ports.graph_store import GraphStore
-    from redstring.ports.vector_store import VectorStore
     from redstring.projections.replay import Projection
 
 #: How many times a pass re-examines the entities its merges changed.
@@ -174,6 +181,17 @@ class Consolidator:
         adjudicator: MergeAdjudicator | None = None,
         policy: MergePolicy | None = None,
     ) -> None:
+        check_collaborator(graph, GraphStore, argument="graph")
+        check_collaborator(event_log, EventLog, argument="event_log")
+        for argument, value, port in (
+            ("vectors", vectors, VectorStore),
+            ("embeddings", embeddings, EmbeddingProvider),
+            ("adjudicator", adjudicator, MergeAdjudicator),
+        ):
+            if value is not None:
+                check_collaborator(value, port, argument=argument)
+        if policy is not None and not isinstance(policy, MergePolicy):
+            raise ValueError(f"policy must be a MergePolicy, got {type(policy).__name__}")
         if (
             vectors is not None
             and embeddings is not None
@@ -213,9 +231,14 @@ class Consolidator:
         Raises:
             ValueError: `entity_ids` is not a sequence of ids.
         """
+        check_tenant_id(tenant_id)
+        if not isinstance(dry_run, bool):
+            raise ValueError(
+                f"dry_run must be a bool, got {type(dry_run).__name__} {dry_run!r:.40}"
+            )
         focus: set[EntityId] | None = None
         if entity_ids is not None:
-            requested = [EntityId(i) for i in require_all(entity_ids, UUID, name="entity_ids")]
+            requested = list(check_entity_ids(entity_ids))
             focus = set((await self._graph.resolve(requested, tenant_id)).values())
         merges: list[ConsolidationMerge] = []
         totals = {"entities": 0, "candidates": 0, "asked": 0, "unanswered": 0}
@@ -282,9 +305,15 @@ class Consolidator:
             MissingEntityError: an entity is not held by the tenant (a merged
                 id already merged away counts as not held). Nothing is written.
         """
-        merged = check_merge(canonical_id, merged_ids)
-        if not isinstance(reason, str) or not reason.strip():
-            raise ValueError(f"reason must be a non-blank string, got {reason!r}")
+        check_tenant_id(tenant_id)
+        check_entity_id(canonical_id, argument="canonical_id")
+        merged = check_merge(canonical_id, check_entity_ids(merged_ids, argument="merged_ids"))
+        if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_NAME_LENGTH:
+            raise ValueError(
+                f"reason must be a non-blank string of at most {MAX_NAME_LENGTH} characters, "
+                f"got {reason!r:.60}"
+            )
+        check_text(reason, field="reason")
         ids = [canonical_id, *merged]
         resolved = await self._graph.resolve(ids, tenant_id)
         held = {e.id: e for e in await self._graph.get_entities(ids, tenant_id)}
@@ -304,9 +333,16 @@ class Consolidator:
         built on is refused.
 
         Raises:
-            ValueError: the tenant's log holds no such merge, it is undone
-                already, or a later standing merge touches its entities.
+            ValueError: `merge_event_id` is not a UUID.
+            MergeUndoError: the tenant's log holds no such merge, it is
+                undone already, or a later standing merge touches its entities.
         """
+        check_tenant_id(tenant_id)
+        if not isinstance(merge_event_id, UUID):
+            raise ValueError(
+                f"merge_event_id must be a UUID, got {type(merge_event_id).__name__} "
+                f"{merge_event_id!r:.60}"
+            )
         stored = await self._log.read(tenant_id=tenant_id)
         merges = {
             s.event.event_id: (s.sequence, s.event)
@@ -314,20 +350,20 @@ class Consolidator:
             if isinstance(s.event, EntitiesMerged)
         }
         undone = {s.event.merge_event_id for s in stored if isinstance(s.event, MergeUndone)}
+
+        def refuse(reason: str) -> MergeUndoError:
+            return MergeUndoError(merge_event_id=merge_event_id, tenant_id=tenant_id, reason=reason)
+
         if merge_event_id not in merges:
-            raise ValueError(
-                f"merge_event_id {merge_event_id} names no merge of tenant {tenant_id}"
-            )
+            raise refuse("the log names no merge of this tenant with that id")
         if merge_event_id in undone:
-            raise ValueError(f"merge {merge_event_id} is undone already")
+            raise refuse("it is undone already")
         sequence, event = merges[merge_event_id]
         touched = {event.canonical_id, *event.merged_ids}
         for later_id, (later_sequence, later) in merges.items():
             standing = later_sequence > sequence and later_id not in undone
             if standing and touched & {later.canonical_id, *later.merged_ids}:
-                raise ValueError(
-                    f"merge {later_id} came later and touches the same entities; undo it first"
-                )
+                raise refuse(f"merge {later_id} came later and touches its entities: undo it first")
         undo = MergeUndone(
             event_id=uuid4(),
             tenant_id=tenant_id,

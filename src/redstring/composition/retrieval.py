@@ -32,18 +32,26 @@ from typing import TYPE_CHECKING, Any
 from redstring.domain.blocking import query_blocking_keys
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.fusion import reciprocal_rank_fusion
-from redstring.domain.json_safety import check_text
 from redstring.domain.lexical import lexical_score
+from redstring.domain.limits import MAX_LIMIT
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
+from redstring.domain.validation import (
+    check_collaborator,
+    check_entity_types,
+    check_limit,
+    check_query,
+    check_tenant_id,
+)
+from redstring.ports.embedding import EmbeddingProvider
+from redstring.ports.graph_store import GraphReader
+from redstring.ports.vector_store import VectorReader
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId, TenantId
-    from redstring.ports.embedding import EmbeddingProvider
-    from redstring.ports.graph_store import GraphReader
-    from redstring.ports.vector_store import VectorReader
+    from redstring.domain.vector import VectorMatch
 
 
 #: How many name candidates the lexical channel scores. On the quality
@@ -73,6 +81,7 @@ class Retriever:
     Raises:
         ValueError: one of `embeddings` and `vectors` without the other.
         DimensionMismatchError: `embeddings` and `vectors` differ in dimension.
+        ValueError: a collaborator does not implement its port (`None`, say).
     """
 
     def __init__(
@@ -82,6 +91,11 @@ class Retriever:
         embeddings: EmbeddingProvider | None = None,
         vectors: VectorReader | None = None,
     ) -> None:
+        check_collaborator(graph, GraphReader, argument="graph")
+        if embeddings is not None:
+            check_collaborator(embeddings, EmbeddingProvider, argument="embeddings")
+        if vectors is not None:
+            check_collaborator(vectors, VectorReader, argument="vectors")
         if (embeddings is None) != (vectors is None):
             given, missing = (
                 ("embeddings", "vectors") if vectors is None else ("vectors", "embeddings")
@@ -123,27 +137,22 @@ class Retriever:
         the component scores, higher first; then by `str(id)`.
 
         Raises:
-            ValueError: a blank query or one no store could hold (NUL, an
-                unpaired surrogate), a `k` that is not a non-negative integer,
-                an unknown `mode`, a bare string for `entity_types`, or a
+            ValueError: a blank query, one longer than `MAX_QUERY_LENGTH` or
+                one no store could hold (NUL, an unpaired surrogate), a
+                `tenant_id` that is not a `uuid.UUID`, a `k` that is not an
+                integer within `0..MAX_LIMIT`, an unknown `mode`,
+                `entity_types` that is not a sequence of type names, or a
                 semantic or hybrid `mode` on a Retriever built without
                 `embeddings` and `vectors`.
             EmbeddingProviderError: the semantic channel's model failed.
         """
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError(f"query must be a non-blank string, got {query!r}")
-        check_text(query, field="query")
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise ValueError(f"k must be a non-negative integer, got {k!r}")
+        check_query(query), check_tenant_id(tenant_id), check_limit(k, argument="k")
         try:
             mode = RetrievalMode(mode)
         except ValueError:
             modes = ", ".join(each.value for each in RetrievalMode)
             raise ValueError(f"unknown retrieval mode {mode!r}; expected one of {modes}") from None
-        if isinstance(entity_types, str):
-            raise ValueError(
-                f"entity_types must be a sequence of types, not the string {entity_types!r}"
-            )
+        check_entity_types(entity_types)
         if mode is not RetrievalMode.LEXICAL and self._channel is None:
             raise ValueError(
                 f"mode {mode.value!r} needs the semantic channel; this Retriever was built "
@@ -202,13 +211,40 @@ class Retriever:
     ) -> dict[EntityId, float]:
         """The vector store's best `k` for the query's embedding: score per id, best first.
 
-        Ids follow merges: a vector of an entity merged into another counts
-        for the canonical one, which keeps its best score, so each real-world
-        entity is ranked once.
+        With `entity_types`, the vector store's filter (on the type each
+        vector was written with) proposes candidates and the graph judges
+        them: a match whose entity the graph now holds under another type is
+        dropped, and the search widens until `k` pass, the store runs out or
+        the search reaches `MAX_LIMIT`. A match the graph lacks is kept here
+        and skipped later, never backfilled. Ids follow merges: a vector of
+        an entity merged into another counts for the canonical one, which
+        keeps its best score, so each real-world entity is ranked once.
         """
         embeddings, vectors = channel
         [vector] = await embeddings.embed([query])
-        matches = await vectors.search(vector, tenant_id, k=k, entity_types=entity_types)
+        if entity_types is None:
+            return await self._canonical(await vectors.search(vector, tenant_id, k=k), tenant_id)
+        allowed = frozenset(entity_types)
+        types: dict[EntityId, str] = {}
+        wanted = k
+        while True:
+            matches = await vectors.search(vector, tenant_id, k=wanted, entity_types=entity_types)
+            unseen = [match.entity_id for match in matches if match.entity_id not in types]
+            for entity in await self._graph.get_entities(unseen, tenant_id) if unseen else ():
+                types[entity.id] = entity.entity_type
+            kept = [
+                match
+                for match in matches
+                if match.entity_id not in types or types[match.entity_id] in allowed
+            ]
+            if len(kept) >= k or len(matches) < wanted or wanted >= MAX_LIMIT:
+                return await self._canonical(kept[:k], tenant_id)
+            wanted = min(MAX_LIMIT, 2 * wanted)
+
+    async def _canonical(
+        self, matches: Sequence[VectorMatch], tenant_id: TenantId
+    ) -> dict[EntityId, float]:
+        """Score per canonical id, best first: a merged entity's match counts for its canonical."""
         if not matches:
             return {}
         canonical = await self._graph.resolve([match.entity_id for match in matches], tenant_id)

@@ -14,11 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from redstring.domain.entity import Entity  # noqa: TC001 - pydantic needs it at runtime
 from redstring.domain.exceptions import LlmProviderError
+from redstring.domain.validation import check_collaborator, check_sequence
+from redstring.ports.llm import LlmProvider
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-    from redstring.ports.llm import LlmProvider
 
 #: How many pairs `LlmMergeAdjudicator` puts in one prompt.
 DEFAULT_BATCH_SIZE: Final = 10
@@ -99,12 +99,22 @@ class LlmMergeAdjudicator:
 
     def __init__(self, provider: LlmProvider, *, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        self._provider = provider
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r:.40}")
+        self._provider = check_collaborator(provider, LlmProvider, argument="provider")
         self._batch_size = batch_size
 
     async def adjudicate(self, questions: Sequence[MergeQuestion]) -> list[MergeVerdict | None]:
-        """Ask the model about each batch of questions; one answer per question."""
+        """Ask the model about each batch of questions; one answer per question.
+
+        Raises:
+            ValueError: `questions` is not a sequence of `MergeQuestion`.
+        """
+        check_sequence(questions, argument="questions")
+        for index, question in enumerate(questions):
+            if not isinstance(question, MergeQuestion):
+                raise ValueError(
+                    f"questions[{index}] must be a MergeQuestion, got {type(question).__name__}"
+                )
         answers: list[MergeVerdict | None] = []
         for start in range(0, len(questions), self._batch_size):
             answers.extend(await self._batch(questions[start : start + self._batch_size]))

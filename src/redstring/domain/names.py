@@ -76,14 +76,3 @@ def query_name_units(query: str) -> list[str]:
     if not isinstance(query, str):
         raise ValueError(f"query must be a string, got {query!r}")
     return sorted(name_units(query))
-
-
-def check_candidate_limit(limit: object) -> int:
-    """`limit` itself when it is a non-negative `int` (not a `bool`).
-
-    Raises:
-        ValueError: otherwise, naming `limit` and the value.
-    """
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        raise ValueError(f"limit must be a non-negative integer, got {limit!r}")
-    return limit

@@ -22,8 +22,13 @@ _BREAK_CATEGORIES = frozenset("PSZC")
 def normalize_name(name: str) -> str:
     """Casefold, strip, and collapse each whitespace run to one space.
 
-    Total: never raises, and an all-whitespace name normalizes to `""`.
+    Total over strings: an all-whitespace name normalizes to `""`.
+
+    Raises:
+        ValueError: `name` is not a string.
     """
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a string, got {type(name).__name__} {name!r:.80}")
     return " ".join(name.casefold().split())
 
 

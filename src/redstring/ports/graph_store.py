@@ -73,7 +73,8 @@ class GraphReader(NameCandidateReader, Protocol):
         """Entities whose normalized name and/or type match exactly.
 
         `name` is compared after `normalize_name` on both sides; `entity_type`
-        exactly. Ordered by `str(id)`; `limit` must not be negative.
+        exactly. Ordered by `str(id)`; `limit` is `None` (no limit) or an
+        integer within `0..MAX_LIMIT`.
         """
         ...
 
@@ -113,7 +114,8 @@ class GraphReader(NameCandidateReader, Protocol):
     ) -> list[Entity]:
         """Entities within `depth` hops, either direction, excluding the start.
 
-        Ordered by hop count, then `str(id)`. `depth` must be at least 1.
+        Ordered by hop count, then `str(id)`. `depth` is an integer within
+        `1..MAX_DEPTH`; the walk stops early when a hop finds nothing new.
         """
         ...
 

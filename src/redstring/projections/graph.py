@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from redstring.domain.events import DocumentExtracted, EntitiesMerged, MergeUndone
+from redstring.domain.validation import check_collaborator
+from redstring.ports.graph_store import GraphStore
 
 if TYPE_CHECKING:
     from redstring.domain.entity import Entity
     from redstring.domain.events import Event
-    from redstring.ports.graph_store import GraphStore
 
 _ALIASES = "aliases"
 
@@ -43,7 +44,7 @@ class GraphProjection:
     """
 
     def __init__(self, store: GraphStore) -> None:
-        self._store = store
+        self._store = check_collaborator(store, GraphStore, argument="store")
 
     async def apply(self, event: Event) -> None:
         """Fold one event into the store; events of other kinds are ignored.

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from redstring.domain.blocking import prefix_key
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.ids import EntityId
+from redstring.domain.limits import MAX_DEPTH, MAX_LIMIT, MAX_NAME_LENGTH
 from redstring.ports.graph_store import GraphStore
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from redstring.testing.lifetime import LifetimeCompliance
@@ -64,7 +65,10 @@ class GraphStoreCompliance(LifetimeCompliance):
     @PROPERTY_SETTINGS
     @given(
         name=names,
-        properties=st.dictionaries(st.text(alphabet=safe_characters, max_size=4), st.integers()),
+        properties=st.dictionaries(
+            st.text(alphabet=safe_characters, max_size=4),
+            st.integers(min_value=-(2**63), max_value=2**63 - 1),
+        ),
     )
     @example(name="A", properties={})
     @example(name=" padded  name ", properties={"k": 1})
@@ -467,3 +471,131 @@ class GraphStoreCompliance(LifetimeCompliance):
     async def test_a_query_that_is_not_a_string_is_refused(self) -> None:
         with pytest.raises(ValueError, match="query"):
             await self.new_store().find_name_candidates(["Ada"], TENANT)  # type: ignore[arg-type]
+
+    # -- the edges: ids, bounds, writes that could not be read back -----------
+
+    @pytest.mark.parametrize("bad", [str(TENANT), TENANT.int, None])
+    async def test_a_tenant_id_that_is_not_a_uuid_is_refused_by_every_method(
+        self, bad: object
+    ) -> None:
+        store = self.new_store()
+        entity = make_entity(id=entity_id(1))
+        await store.upsert_entity(entity)
+        calls = [
+            store.get_entity(entity.id, bad),  # type: ignore[arg-type]
+            store.get_entities([entity.id], bad),  # type: ignore[arg-type]
+            store.find_entities(bad),  # type: ignore[arg-type]
+            store.find_by_blocking_key("p:ada l", bad),  # type: ignore[arg-type]
+            store.find_by_blocking_keys(["p:ada l"], bad),  # type: ignore[arg-type]
+            store.get_relationship(entity.id, bad),  # type: ignore[arg-type]
+            store.get_relationships(entity.id, bad),  # type: ignore[arg-type]
+            store.neighbors(entity.id, bad),  # type: ignore[arg-type]
+            store.delete_by_tenant(bad),  # type: ignore[arg-type]
+        ]
+        for call in calls:
+            with pytest.raises(ValueError, match=r"^tenant_id must be a TenantId.*TenantId\(UUID"):
+                await call
+        assert await store.get_entity(entity.id, TENANT) == entity
+
+    @pytest.mark.parametrize("bad", [str(entity_id(1)), 1])
+    async def test_an_entity_id_that_is_not_a_uuid_is_refused_by_every_method(
+        self, bad: object
+    ) -> None:
+        store = self.new_store()
+        await store.upsert_entity(make_entity(id=entity_id(1)))
+        for call, argument in [
+            (store.get_entity(bad, TENANT), "entity_id"),  # type: ignore[arg-type]
+            (store.get_entities([entity_id(1), bad], TENANT), r"entity_ids\[1\]"),  # type: ignore[list-item]
+            (store.get_relationship(bad, TENANT), "relationship_id"),  # type: ignore[arg-type]
+            (store.get_relationships(bad, TENANT), "entity_id"),  # type: ignore[arg-type]
+            (store.neighbors(bad, TENANT), "entity_id"),  # type: ignore[arg-type]
+        ]:
+            with pytest.raises(ValueError, match=rf"^{argument} must be an? \w+Id"):
+                await call
+
+    async def test_an_entity_with_a_string_id_is_refused_and_the_tenant_still_reads(self) -> None:
+        store = self.new_store()
+        good = make_entity(id=entity_id(2))
+        bad = make_entity(id=entity_id(1)).model_copy(update={"id": str(entity_id(1))})
+        with pytest.raises(ValueError, match=r"^entities\[0\]\.id must be an EntityId"):
+            await store.upsert_entities([bad, good])
+        assert await store.find_entities(TENANT) == []
+        await store.upsert_entity(good)
+        assert await store.find_entities(TENANT) == [good]
+
+    @pytest.mark.parametrize(
+        ("update", "problem"),
+        [
+            ({"confidence": float("nan")}, "confidence"),
+            ({"confidence": float("inf")}, "confidence"),
+            ({"properties": {"n": 2**64}}, "integer outside"),
+            ({"properties": {"n": -(2**63) - 1}}, "integer outside"),
+            ({"name": "Ada\x00"}, "NUL"),
+        ],
+    )
+    async def test_a_refused_entity_before_a_good_one_changes_nothing(
+        self, update: dict[str, Any], problem: str
+    ) -> None:
+        """`model_copy` skips validation, so the store re-checks what it writes."""
+        store = self.new_store()
+        held = make_entity(id=entity_id(3), name="Ada Lovelace")
+        await store.upsert_entity(held)
+        bad = make_entity(id=entity_id(1)).model_copy(update=update)
+        good = make_entity(id=entity_id(2))
+        with pytest.raises(ValueError, match=problem):
+            await store.upsert_entities([bad, good])
+        with pytest.raises(ValueError, match=problem):
+            await store.upsert_entity(held.model_copy(update=update))
+        assert await store.find_entities(TENANT) == [held]
+        assert await store.find_by_blocking_keys([prefix_key(held)], TENANT) == {
+            prefix_key(held): [held]
+        }
+        assert await store.neighbors(held.id, TENANT) == []
+
+    async def test_a_refused_relationship_before_a_good_one_changes_nothing(self) -> None:
+        store = self.new_store()
+        a, b = make_entity(id=entity_id(1)), make_entity(id=entity_id(2))
+        await store.upsert_entities([a, b])
+        bad = make_relationship(a, b).model_copy(update={"confidence": float("nan")})
+        good = make_relationship(b, a)
+        with pytest.raises(ValueError, match=r"relationships\[0\]\.confidence"):
+            await store.upsert_relationships([bad, good])
+        assert await store.get_relationships(a.id, TENANT) == []
+        assert await store.neighbors(a.id, TENANT) == []
+
+    async def test_neighbors_at_the_depth_limit_return_promptly_and_past_it_are_refused(
+        self,
+    ) -> None:
+        store = self.new_store()
+        a, b = make_entity(id=entity_id(1)), make_entity(id=entity_id(2))
+        await store.upsert_entities([a, b])
+        await store.upsert_relationships([make_relationship(a, b), make_relationship(b, a)])
+        assert await store.neighbors(a.id, TENANT, depth=MAX_DEPTH) == [b]
+        for depth in (MAX_DEPTH + 1, 10**9, True, 1.0, "2"):
+            with pytest.raises(ValueError, match=r"^depth must be"):
+                await store.neighbors(a.id, TENANT, depth=depth)  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("limit", [-1, MAX_LIMIT + 1, 2**64, True, "3", 2.0])
+    async def test_a_limit_out_of_range_or_not_an_integer_is_refused(self, limit: object) -> None:
+        store = self.new_store()
+        with pytest.raises(ValueError, match=r"^limit must be"):
+            await store.find_entities(TENANT, limit=limit)  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("text", ["Ada\x00", "\ud800", "x" * (MAX_NAME_LENGTH + 1), 7])
+    async def test_an_unstorable_read_filter_is_refused_naming_it(self, text: object) -> None:
+        store = self.new_store()
+        for call, argument in [
+            (store.find_entities(TENANT, name=text), "name"),  # type: ignore[arg-type]
+            (store.find_entities(TENANT, entity_type=text), "entity_type"),  # type: ignore[arg-type]
+            (store.find_by_blocking_keys([text], TENANT), r"keys\[0\]"),  # type: ignore[list-item]
+            (
+                store.get_relationships(
+                    entity_id(1),
+                    TENANT,
+                    relationship_type=text,  # type: ignore[arg-type]
+                ),
+                "relationship_type",
+            ),
+        ]:
+            with pytest.raises(ValueError, match=f"^{argument}"):
+                await call

@@ -17,6 +17,7 @@ from redstring import (
     InMemoryGraphStore,
     InMemoryVectorStore,
     LlmMergeAdjudicator,
+    MergeUndoError,
     MergeUndone,
     MissingEntityError,
     RetrievalMode,
@@ -231,7 +232,7 @@ async def test_two_tenants_with_the_same_ids_and_names_never_merge_across() -> N
     assert [s.event.tenant_id for s in await world.log.read()] == [TENANT]
     [merge] = report.merges
     assert merge.event_id is not None
-    with pytest.raises(ValueError, match="names no merge"):
+    with pytest.raises(MergeUndoError, match="names no merge"):
         await world.consolidator.undo(OTHER_TENANT, merge.event_id)
 
 
@@ -305,12 +306,12 @@ async def test_undo_refuses_what_it_cannot_undo_in_order() -> None:
     second = await world.consolidator.merge(TENANT, entity_id(1), [entity_id(3)], reason="r")
     assert first.event_id is not None
     assert second.event_id is not None
-    with pytest.raises(ValueError, match="undo it first"):
+    with pytest.raises(MergeUndoError, match="undo it first"):
         await world.consolidator.undo(TENANT, first.event_id)
-    with pytest.raises(ValueError, match="names no merge"):
+    with pytest.raises(MergeUndoError, match="names no merge"):
         await world.consolidator.undo(TENANT, uuid4())
     await world.consolidator.undo(TENANT, second.event_id)
-    with pytest.raises(ValueError, match="undone already"):
+    with pytest.raises(MergeUndoError, match="undone already"):
         await world.consolidator.undo(TENANT, second.event_id)
     await world.consolidator.undo(TENANT, first.event_id)
     assert len(await world.graph.find_entities(TENANT)) == 4

@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 from redstring.domain.lexical import PROPERTY_WEIGHT, lexical_score, name_similarity
 from redstring.domain.names import (
     MAX_NAME_CHARS,
-    check_candidate_limit,
     entity_name_units,
     entity_names,
     name_units,
@@ -89,17 +88,6 @@ def test_query_units_are_sorted_and_distinct_and_a_non_string_is_refused() -> No
     assert query_name_units("ab ab") == ["  a", " ab", "ab "]
     with pytest.raises(ValueError, match="query"):
         query_name_units(7)  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize("bad", [-1, True, 1.5, "2", None])
-def test_a_bad_limit_is_refused_naming_it(bad: object) -> None:
-    with pytest.raises(ValueError, match="limit"):
-        check_candidate_limit(bad)
-
-
-def test_a_good_limit_is_returned() -> None:
-    assert check_candidate_limit(0) == 0
-    assert check_candidate_limit(500) == 500
 
 
 def test_an_alias_scores_at_the_name_weight_and_a_bare_string_one_at_property_weight() -> None:

@@ -12,32 +12,41 @@ from __future__ import annotations
 from array import array
 from collections import defaultdict
 from typing import TYPE_CHECKING, Final
-from uuid import UUID
 
 import numpy as np
 
-from redstring.domain.batches import require_all
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError
-from redstring.domain.ids import EntityId
 from redstring.domain.json_safety import copy_json
 from redstring.domain.merging import check_merge, repoint
 from redstring.domain.names import (
     MIN_SHARED_UNITS,
     NAME_CANDIDATE_LIMIT,
-    check_candidate_limit,
     entity_name_units,
     query_name_units,
 )
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
+from redstring.domain.validation import (
+    check_depth,
+    check_entities,
+    check_entity_id,
+    check_entity_ids,
+    check_limit,
+    check_names,
+    check_optional_limit,
+    check_optional_name,
+    check_relationship_id,
+    check_relationships,
+    check_tenant_id,
+)
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from redstring.domain.ids import RelationshipId, TenantId
+    from redstring.domain.ids import EntityId, RelationshipId, TenantId
 
 
 _set_attribute: Final = object.__setattr__
@@ -65,11 +74,6 @@ def _copy_relationship(relationship: Relationship) -> Relationship:
 
 def _by_id_string[T: (Entity, Relationship)](items: Iterable[T]) -> list[T]:
     return sorted(items, key=lambda item: str(item.id))
-
-
-def _check_limit(limit: int | None) -> None:
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit must not be negative, got {limit}")
 
 
 _LOW_64: Final = (1 << 64) - 1
@@ -247,7 +251,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Store a copy of each entity; a later one with the same key wins."""
-        copies = [_copy_entity(entity) for entity in require_all(entities, Entity, name="entities")]
+        copies = [_copy_entity(entity) for entity in check_entities(entities)]
         for entity in copies:
             self._tenant(entity.tenant_id).put_entity(entity)
 
@@ -257,7 +261,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
     async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
         """Store every relationship, or none if any endpoint is absent from its tenant."""
-        for relationship in require_all(relationships, Relationship, name="relationships"):
+        for relationship in check_relationships(relationships):
             tenant = self._tenants.get(relationship.tenant_id)
             for endpoint in (relationship.source_entity_id, relationship.target_entity_id):
                 if tenant is None or endpoint not in tenant.entities:
@@ -267,7 +271,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
     async def merge_entities(self, canonical: Entity, merged_ids: Sequence[EntityId]) -> None:
         """Absorb `merged_ids` into `canonical`; see `GraphMerge.merge_entities`."""
-        canonical = require_all([canonical], Entity, name="canonical")[0]
+        [canonical] = check_entities([canonical], argument="canonical")
         merged = check_merge(canonical.id, merged_ids)
         tenant = self._tenant(canonical.tenant_id)
         if canonical.id in tenant.redirects:
@@ -287,13 +291,15 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
     async def unmerge_entities(self, merged_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
         """Forget that `merged_ids` resolve elsewhere; see `GraphMerge.unmerge_entities`."""
+        check_entity_ids(merged_ids, argument="merged_ids"), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
-        for entity_id in require_all(merged_ids, UUID, name="merged_ids"):
+        for entity_id in merged_ids:
             if tenant is not None:
-                tenant.redirects.pop(EntityId(entity_id), None)
+                tenant.redirects.pop(entity_id, None)
 
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove the tenant entirely; return how many entities it held."""
+        check_tenant_id(tenant_id)
         tenant = self._tenants.pop(tenant_id, None)
         return 0 if tenant is None else len(tenant.entities)
 
@@ -301,6 +307,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
     async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
         """A copy of the entity (the canonical one for a merged id), or `None`."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         entity = None if tenant is None else tenant.entities.get(tenant.resolve(entity_id))
         return None if entity is None else _copy_entity(entity)
@@ -309,6 +316,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId
     ) -> list[Entity]:
         """Copies of the entities held among `entity_ids` (merged ids followed), each once."""
+        check_entity_ids(entity_ids), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
@@ -329,7 +337,9 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         limit: int | None = None,
     ) -> list[Entity]:
         """Entities matching the normalized `name` and/or exact `entity_type`, by id."""
-        _check_limit(limit)
+        check_tenant_id(tenant_id), check_optional_limit(limit)
+        check_optional_name(name, argument="name")
+        check_optional_name(entity_type, argument="entity_type")
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
@@ -353,7 +363,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         self, keys: Sequence[str], tenant_id: TenantId
     ) -> dict[str, list[Entity]]:
         """Copies of the entities under each requested key; every key is present."""
-        require_all(keys, str, name="keys")
+        check_names(keys, argument="keys"), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return {key: [] for key in keys}
@@ -367,8 +377,9 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId
     ) -> dict[EntityId, EntityId]:
         """Each id's canonical id; itself when it was never merged."""
+        requested = check_entity_ids(entity_ids)
+        check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
-        requested = [EntityId(i) for i in require_all(entity_ids, UUID, name="entity_ids")]
         return {
             entity_id: entity_id if tenant is None else tenant.resolve(entity_id)
             for entity_id in requested
@@ -381,7 +392,8 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
         See `NameCandidateReader.find_name_candidates` for the contract.
         """
-        check_candidate_limit(limit)
+        check_tenant_id(tenant_id)
+        check_limit(limit)
         units = query_name_units(query)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
@@ -395,6 +407,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         self, relationship_id: RelationshipId, tenant_id: TenantId
     ) -> Relationship | None:
         """A copy of the relationship, or `None`."""
+        check_relationship_id(relationship_id), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         relationship = None if tenant is None else tenant.relationships.get(relationship_id)
         return None if relationship is None else _copy_relationship(relationship)
@@ -407,6 +420,8 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         relationship_type: str | None = None,
     ) -> list[Relationship]:
         """Copies of the relationships touching the entity, ordered by `str(id)`."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        check_optional_name(relationship_type, argument="relationship_type")
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
@@ -424,8 +439,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         self, entity_id: EntityId, tenant_id: TenantId, *, depth: int = 1
     ) -> list[Entity]:
         """Copies of the entities within `depth` hops, by hop count then `str(id)`."""
-        if depth < 1:
-            raise ValueError(f"depth must be at least 1, got {depth}")
+        check_entity_id(entity_id), check_tenant_id(tenant_id), check_depth(depth)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
@@ -440,6 +454,8 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
                     for other in (relationship.source_entity_id, relationship.target_entity_id):
                         if other not in seen:
                             layer.add(other)
+            if not layer:
+                break
             seen |= layer
             found.extend(_by_id_string(tenant.entities[other] for other in layer))
             frontier = list(layer)

@@ -31,7 +31,7 @@ of the in-memory store's; relationships, read less often, are validated.
 
 from __future__ import annotations
 
-import os
+import os  # noqa: TC003 - the public surface test resolves the signature at runtime
 import sqlite3
 from collections import defaultdict
 from contextlib import nullcontext
@@ -41,7 +41,6 @@ from uuid import UUID
 
 from pydantic import ConfigDict, create_model
 
-from redstring.domain.batches import require_all
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError, StoreError
 from redstring.domain.ids import EntityId
@@ -49,12 +48,25 @@ from redstring.domain.merging import check_merge, repoint
 from redstring.domain.names import (
     MIN_SHARED_UNITS,
     NAME_CANDIDATE_LIMIT,
-    check_candidate_limit,
     entity_name_units,
     query_name_units,
 )
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
+from redstring.domain.validation import (
+    check_depth,
+    check_entities,
+    check_entity_id,
+    check_entity_ids,
+    check_limit,
+    check_names,
+    check_optional_limit,
+    check_optional_name,
+    check_path,
+    check_relationship_id,
+    check_relationships,
+    check_tenant_id,
+)
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
 from redstring.storage.adapters.sqlite import SqliteWorker
@@ -616,7 +628,7 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._path = os.fspath(path)
+        self._path = check_path(path)
         self._worker = SqliteWorker(
             self._path,
             store=f"sqlite graph store {self._path}",
@@ -647,7 +659,7 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Store every entity in one transaction; a later one with the same key wins."""
-        batch = list(require_all(entities, Entity, name="entities"))
+        batch = list(check_entities(entities))
         if batch:
             await self._run(lambda connection: _write_entities(connection, batch))
 
@@ -669,19 +681,20 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
             MissingEntityError: some endpoint is not in its relationship's
                 tenant; it names the first such endpoint in batch order.
         """
-        batch = list(require_all(relationships, Relationship, name="relationships"))
+        batch = list(check_relationships(relationships))
         if batch:
             await self._run(lambda connection: _write_relationships(connection, batch))
 
     async def merge_entities(self, canonical: Entity, merged_ids: Sequence[EntityId]) -> None:
         """Absorb `merged_ids` into `canonical` in one transaction; see `GraphMerge`."""
-        [entity] = require_all([canonical], Entity, name="canonical")
+        [entity] = check_entities([canonical], argument="canonical")
         merged = check_merge(entity.id, merged_ids)
         await self._run(lambda connection: _merge(connection, entity, merged))
 
     async def unmerge_entities(self, merged_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
         """Forget that `merged_ids` resolve elsewhere; see `GraphMerge`."""
-        ids = [str(entity_id) for entity_id in require_all(merged_ids, UUID, name="merged_ids")]
+        check_tenant_id(tenant_id)
+        ids = [str(entity_id) for entity_id in check_entity_ids(merged_ids, argument="merged_ids")]
         if ids:
             await self._run(lambda connection: _unmerge(connection, tenant_id, ids))
 
@@ -689,7 +702,8 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId
     ) -> dict[EntityId, EntityId]:
         """Each id's canonical id; itself when it was never merged."""
-        requested = list(require_all(entity_ids, UUID, name="entity_ids"))
+        requested = list(check_entity_ids(entity_ids))
+        check_tenant_id(tenant_id)
         if not requested:
             return {}
         texts = [str(entity_id) for entity_id in requested]
@@ -700,12 +714,14 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
 
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove every entity, key and relationship of the tenant; return the entity count."""
+        check_tenant_id(tenant_id)
         return await self._run(lambda connection: _delete_tenant(connection, tenant_id))
 
     # -- reads ----------------------------------------------------------------
 
     async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
         """The entity, or `None` when the tenant holds no such id."""
+        check_entity_id(entity_id)
         found = await self.get_entities([entity_id], tenant_id)
         return found[0] if found else None
 
@@ -713,6 +729,7 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId
     ) -> list[Entity]:
         """The held entities among `entity_ids`, each once, in unspecified order."""
+        check_entity_ids(entity_ids), check_tenant_id(tenant_id)
         ids = list(dict.fromkeys(str(entity_id) for entity_id in entity_ids))
         if not ids:
             return []
@@ -729,10 +746,11 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         """Entities matching the normalized `name` and/or exact `entity_type`, by `str(id)`.
 
         Raises:
-            ValueError: `limit` is negative.
+            ValueError: `limit` is not an integer within `0..MAX_LIMIT`.
         """
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must not be negative, got {limit}")
+        check_tenant_id(tenant_id), check_optional_limit(limit)
+        check_optional_name(name, argument="name")
+        check_optional_name(entity_type, argument="entity_type")
         conditions = ["tenant_id = ?"]
         parameters: list[object] = [str(tenant_id)]
         if name is not None:
@@ -764,7 +782,8 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         The query is split only past SQLite's limit on bound parameters
         (32,766 by default), and the parts then read one snapshot.
         """
-        requested = list(require_all(keys, str, name="keys"))
+        requested = list(check_names(keys, argument="keys"))
+        check_tenant_id(tenant_id)
         if not requested:
             return {}
         return await self._run(lambda connection: _read_by_keys(connection, requested, tenant_id))
@@ -776,7 +795,8 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
 
         See `NameCandidateReader.find_name_candidates` for the contract.
         """
-        check_candidate_limit(limit)
+        check_tenant_id(tenant_id)
+        check_limit(limit)
         units = query_name_units(query)
         if not units or limit == 0:
             return []
@@ -788,6 +808,7 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         self, relationship_id: RelationshipId, tenant_id: TenantId
     ) -> Relationship | None:
         """The relationship, or `None`."""
+        check_relationship_id(relationship_id), check_tenant_id(tenant_id)
 
         def read(connection: sqlite3.Connection) -> Relationship | None:
             row = connection.execute(
@@ -806,6 +827,8 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         relationship_type: str | None = None,
     ) -> list[Relationship]:
         """Relationships with the entity at either end, ordered by `str(id)`."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        check_optional_name(relationship_type, argument="relationship_type")
         return await self._run(
             lambda connection: _read_relationships(
                 connection, entity_id, tenant_id, relationship_type
@@ -820,8 +843,7 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         Ordered by hop count, then `str(id)`; read from one snapshot.
 
         Raises:
-            ValueError: `depth` is less than 1.
+            ValueError: `depth` is not an integer within `1..MAX_DEPTH`.
         """
-        if depth < 1:
-            raise ValueError(f"depth must be at least 1, got {depth}")
+        check_entity_id(entity_id), check_tenant_id(tenant_id), check_depth(depth)
         return await self._run(lambda connection: _walk(connection, entity_id, tenant_id, depth))
