@@ -15,8 +15,9 @@ so other stores may keep their own tables in the same file:
   JSON, with both endpoints indexed.
 
 Ids are stored as the text of the UUID, whose byte order is `str(id)` order.
-There are no foreign keys: the port deletes only whole tenants, and endpoints
-are checked explicitly so that `MissingEntityError` can name the missing id.
+There are no foreign keys: `delete_entity` removes an entity's keys and
+relationships itself, and endpoints are checked explicitly so that
+`MissingEntityError` can name the missing id.
 
 Every read builds new models from rows, so copy-on-read needs no copying.
 Entities are parsed without re-running `Entity`'s Python validators (see
@@ -347,6 +348,27 @@ def _delete_tenant(connection: sqlite3.Connection, tenant_id: TenantId) -> int:
     return count
 
 
+def _delete_entity(
+    connection: sqlite3.Connection, entity_id: EntityId, tenant_id: TenantId
+) -> bool:
+    tenant, entity = str(tenant_id), str(entity_id)
+    with _write_transaction(connection):
+        found = connection.execute(
+            "DELETE FROM graph_entities WHERE tenant_id = ? AND id = ? RETURNING body",
+            (tenant, entity),
+        ).fetchone()
+        if found is None:
+            return False
+        keys = json.loads(found[0]).get("blocking_keys") or ()
+        connection.executemany(_DELETE_KEY, [(tenant, key, entity) for key in keys])
+        connection.execute(
+            "DELETE FROM graph_relationships WHERE tenant_id = ?"
+            " AND (source_entity_id = ? OR target_entity_id = ?)",
+            (tenant, entity, entity),
+        )
+    return True
+
+
 def _read_entities(
     connection: sqlite3.Connection, tenant_id: TenantId, entity_ids: Collection[str]
 ) -> list[Entity]:
@@ -569,6 +591,13 @@ class SqliteGraphStore:
         batch = list(require_all(relationships, Relationship, name="relationships"))
         if batch:
             await self._run(lambda connection: _write_relationships(connection, batch))
+
+    async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
+        """Remove the entity, its keys and its relationships in one transaction.
+
+        `True` if the tenant held the entity; `False`, with nothing written, if not.
+        """
+        return await self._run(lambda connection: _delete_entity(connection, entity_id, tenant_id))
 
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove every entity, key and relationship of the tenant; return the entity count."""
