@@ -261,7 +261,8 @@ async def build_graphs(
     """`build_graph` for each document, at most `concurrency` at a time.
 
     Returns one report per document, in the order given. After each
-    document is written, `on_progress(done, total)` is called. The other
+    document is written, `on_progress(done, total)` is called; if it
+    raises, no further document is started and the error propagates. The other
     arguments mean what they mean for `build_graph`; every document is
     checked before the first model call.
 
@@ -306,9 +307,13 @@ async def build_graphs(
                 failed.set()
                 exc.add_note(f"while building document {document.id!r}")
                 raise
-        done += 1
-        if on_progress is not None:
-            on_progress(done, len(batch))
+            done += 1
+            if on_progress is not None:
+                try:
+                    on_progress(done, len(batch))
+                except BaseException:
+                    failed.set()
+                    raise
 
     outcomes = await asyncio.gather(
         *(one(index, document) for index, document in enumerate(batch)), return_exceptions=True

@@ -32,24 +32,27 @@ import json
 import os
 import sqlite3
 import time
+import urllib.parse
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext, suppress
 from copy import copy
 from typing import TYPE_CHECKING, Any, Final, Self
+from uuid import UUID
 
 from pydantic import ConfigDict, create_model
 
 from redstring.domain.batches import require_all
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError, StoreError
+from redstring.domain.ids import TenantId
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator, Sequence
 
-    from redstring.domain.ids import EntityId, RelationshipId, TenantId
+    from redstring.domain.ids import EntityId, RelationshipId
 
 #: The schema this module reads and writes, recorded in `graph_meta`.
 SCHEMA_VERSION: Final = 1
@@ -480,6 +483,10 @@ class SqliteGraphStore:
     can never reach what the store holds. Reads may map up to `MMAP_BYTES`
     of the file into memory.
 
+    With `read_only=True` the file is opened read-only and never created or
+    changed: a file that holds no redstring graph is refused on first use
+    with `StoreError`, and so is every write.
+
     Use it as an async context manager, or call `close()` when done: that
     closes the connection and ends the thread.
 
@@ -491,8 +498,9 @@ class SqliteGraphStore:
             `__cause__`.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self._path = os.fspath(path)
+        self._read_only = read_only
         self._executor = ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="redstring-sqlite-graph"
         )
@@ -546,12 +554,34 @@ class SqliteGraphStore:
             raise self._error(str(exc)) from exc
 
     def _connect(self) -> sqlite3.Connection:
+        if self._read_only:
+            return self._connect_read_only()
         connection = sqlite3.connect(self._path, timeout=BUSY_TIMEOUT_SECONDS, autocommit=True)
         try:
             _enable_wal(connection)
             connection.execute("PRAGMA synchronous = NORMAL")
             connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
             _ensure_schema(connection, self._path)
+        except BaseException:
+            connection.close()
+            raise
+        self._connection = connection
+        return connection
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        if not os.path.isfile(self._path):
+            raise self._error("no such file")
+        uri = "file:" + urllib.parse.quote(os.path.abspath(self._path)) + "?mode=ro"
+        connection = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_SECONDS, autocommit=True)
+        try:
+            version = _schema_version(connection)
+            if version is None:
+                raise self._error("the file holds no redstring graph")
+            if version != SCHEMA_VERSION:
+                raise self._error(
+                    f"the file holds graph schema version {version}; "
+                    f"this redstring reads only version {SCHEMA_VERSION}"
+                )
         except BaseException:
             connection.close()
             raise
@@ -604,6 +634,26 @@ class SqliteGraphStore:
         return await self._run(lambda connection: _delete_tenant(connection, tenant_id))
 
     # -- reads ----------------------------------------------------------------
+
+    async def count_by_tenant(self) -> dict[TenantId, tuple[int, int]]:
+        """`(entities, relationships)` per tenant that holds any entity, one query each."""
+
+        def read(connection: sqlite3.Connection) -> dict[TenantId, tuple[int, int]]:
+            with _read_transaction(connection):
+                entities = connection.execute(
+                    "SELECT tenant_id, count(*) FROM graph_entities GROUP BY tenant_id"
+                ).fetchall()
+                relationships = dict(
+                    connection.execute(
+                        "SELECT tenant_id, count(*) FROM graph_relationships GROUP BY tenant_id"
+                    ).fetchall()
+                )
+            return {
+                TenantId(UUID(tenant)): (count, relationships.get(tenant, 0))
+                for tenant, count in entities
+            }
+
+        return await self._run(read)
 
     async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
         """The entity, or `None` when the tenant holds no such id."""

@@ -37,7 +37,7 @@ from redstring.domain.exceptions import (
     EmbeddingModelMismatchError,
     StoreError,
 )
-from redstring.domain.ids import EntityId
+from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.json_safety import check_json
 from redstring.domain.vector import VectorMatch, VectorRecord
 from redstring.vector.exact import (
@@ -55,7 +55,6 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-    from redstring.domain.ids import TenantId
 
 #: The layout this module reads and writes; a file recording another is refused.
 SCHEMA_VERSION = 1
@@ -172,12 +171,22 @@ class SqliteVectorStore:
         StoreError: on first use, the file records another schema version;
             on any call, a `sqlite3` failure (wrapped, naming the path), use
             after `close()`, or a damaged vector.
+
+    With `read_only=True` the file is opened read-only and never created or
+    changed: one that holds no redstring vectors is refused on first use
+    with `StoreError`, and so is every write.
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, dimension: int, model: str | None = None
+        self,
+        path: str | os.PathLike[str],
+        *,
+        dimension: int,
+        model: str | None = None,
+        read_only: bool = False,
     ) -> None:
         self._dimension = check_dimension(dimension)
+        self._read_only = read_only
         if model is not None and not model.strip():
             raise ValueError(f"model must not be blank, got {model!r}")
         self._model = model
@@ -271,10 +280,22 @@ class SqliteVectorStore:
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
-            connection = sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT_SECONDS, autocommit=True)
+            if self._read_only and not os.path.isfile(self._path):
+                raise self._error("no such file")
+            connection = (
+                sqlite3.connect(
+                    "file:" + urllib.parse.quote(os.path.abspath(self._path)) + "?mode=ro",
+                    uri=True,
+                    timeout=_BUSY_TIMEOUT_SECONDS,
+                    autocommit=True,
+                )
+                if self._read_only
+                else sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT_SECONDS, autocommit=True)
+            )
             try:
-                connection.execute("PRAGMA journal_mode = WAL")
-                connection.execute("PRAGMA synchronous = NORMAL")
+                if not self._read_only:
+                    connection.execute("PRAGMA journal_mode = WAL")
+                    connection.execute("PRAGMA synchronous = NORMAL")
                 connection.execute(f"PRAGMA cache_size = -{_CACHE_KIBIBYTES}")
                 self._check_schema(connection)
             except BaseException:
@@ -291,6 +312,16 @@ class SqliteVectorStore:
 
     def _check_schema(self, connection: sqlite3.Connection) -> None:
         """Create the tables in a new file, or check the version and dimension of an old one."""
+        if self._read_only:
+            exists = connection.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vector_meta'"
+            ).fetchone()
+            if exists is None:
+                raise self._error("the file holds no redstring vectors")
+            self._check_meta(
+                connection, dict(connection.execute("SELECT key, value FROM vector_meta"))
+            )
+            return
         with _transaction(connection, "IMMEDIATE"):
             connection.execute(
                 "CREATE TABLE IF NOT EXISTS vector_meta (key TEXT PRIMARY KEY, value NOT NULL)"
@@ -309,6 +340,9 @@ class SqliteVectorStore:
                     "INSERT INTO vector_meta (key, value) VALUES (?, ?)", settings
                 )
                 return
+        self._check_meta(connection, meta)
+
+    def _check_meta(self, connection: sqlite3.Connection, meta: dict[str, Any]) -> None:
         version, dimension = meta.get("schema_version"), meta.get("dimension")
         if version != SCHEMA_VERSION or not isinstance(dimension, int):
             raise self._error(
@@ -319,13 +353,13 @@ class SqliteVectorStore:
             raise DimensionMismatchError(expected=dimension, actual=self._dimension)
         if self._model is not None:
             recorded = meta.get("model")
-            if recorded is None:
+            if recorded is None and not self._read_only:
                 with _transaction(connection, "IMMEDIATE"):
                     connection.execute(
                         "INSERT OR IGNORE INTO vector_meta (key, value) VALUES ('model', ?)",
                         (self._model,),
                     )
-            elif recorded != self._model:
+            elif recorded is not None and recorded != self._model:
                 raise EmbeddingModelMismatchError(
                     store=f"sqlite vector store {self._path}",
                     expected=str(recorded),
@@ -493,6 +527,17 @@ class SqliteVectorStore:
         return await self._run(work)
 
     # -- reads ----------------------------------------------------------------
+
+    async def count_by_tenant(self) -> dict[TenantId, int]:
+        """How many vectors each tenant holds, for every tenant that holds any."""
+
+        def work(connection: sqlite3.Connection) -> dict[TenantId, int]:
+            rows = connection.execute(
+                "SELECT tenant_id, count(*) FROM vector_records GROUP BY tenant_id"
+            ).fetchall()
+            return {TenantId(UUID(tenant)): count for tenant, count in rows}
+
+        return await self._run(work)
 
     async def get(self, entity_id: EntityId, tenant_id: TenantId) -> VectorRecord | None:
         """The stored record (vector at float32 precision), or `None`."""
