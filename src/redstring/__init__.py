@@ -36,6 +36,13 @@ from redstring.domain.blocking import (
     soundex_key,
 )
 from redstring.domain.entity import Entity, ExtractionMethod
+from redstring.domain.events import (
+    DocumentExtracted,
+    EntitiesEmbedded,
+    Event,
+    event_from_json,
+    event_to_json,
+)
 from redstring.domain.exceptions import (
     DimensionMismatchError,
     EmbeddingModelMismatchError,
@@ -57,15 +64,6 @@ from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEnt
 from redstring.domain.similarity import string_similarity
 from redstring.domain.source import SourceDocument
 from redstring.domain.vector import VectorMatch, VectorRecord, cosine_similarity
-from redstring.events import (
-    DocumentExtracted,
-    EntitiesEmbedded,
-    Event,
-    EventLog,
-    StoredEvent,
-    event_from_json,
-    event_to_json,
-)
 from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.extraction import (
     DEFAULT_DOMAIN,
@@ -89,11 +87,13 @@ from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.ports import (
     AsyncClosable,
     EmbeddingProvider,
+    EventLog,
     GraphPurge,
     GraphReader,
     GraphStore,
     GraphWriter,
     LlmProvider,
+    StoredEvent,
     VectorPurge,
     VectorReader,
     VectorStore,

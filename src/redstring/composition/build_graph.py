@@ -16,6 +16,7 @@ from uuid import uuid4
 from pydantic import BaseModel, ConfigDict, Field
 
 from redstring.domain.batches import require_all
+from redstring.domain.events import DocumentExtracted, EntitiesEmbedded
 from redstring.domain.exceptions import (
     DimensionMismatchError,
     EmbeddingProviderError,
@@ -24,7 +25,6 @@ from redstring.domain.exceptions import (
 from redstring.domain.source import SourceDocument
 from redstring.domain.vector import VectorRecord
 from redstring.events.adapters.memory import InMemoryEventLog
-from redstring.events.models import DocumentExtracted, EntitiesEmbedded
 from redstring.extraction.domains import DEFAULT_DOMAIN, classify_domain, get_domain
 from redstring.extraction.pipeline import ExtractionPipeline
 from redstring.projections.graph import GraphProjection
@@ -34,11 +34,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from redstring.domain.entity import Entity
+    from redstring.domain.events import Event
     from redstring.domain.ids import TenantId
-    from redstring.events.log import EventLog
-    from redstring.events.models import Event
     from redstring.extraction.chunking import Chunker
     from redstring.ports.embedding import EmbeddingProvider
+    from redstring.ports.event_log import EventLog
     from redstring.ports.graph_store import GraphStore
     from redstring.ports.llm import LlmProvider
     from redstring.ports.vector_store import VectorStore

@@ -17,21 +17,21 @@ from pydantic import BaseModel, ConfigDict
 from redstring.composition.build_graph import embed_entity_names
 from redstring.domain.batches import require_all
 from redstring.domain.entity import Entity
+from redstring.domain.events import DocumentExtracted, EntitiesEmbedded
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import EntityId, SourceId, TenantId
 from redstring.domain.relationship import Relationship
 from redstring.events.adapters.memory import InMemoryEventLog
-from redstring.events.models import DocumentExtracted, EntitiesEmbedded
 from redstring.projections.graph import GraphProjection
 from redstring.projections.vector import VectorProjection
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from redstring.domain.events import Event
     from redstring.domain.vector import VectorRecord
-    from redstring.events.log import EventLog
-    from redstring.events.models import Event
     from redstring.ports.embedding import EmbeddingProvider
+    from redstring.ports.event_log import EventLog
     from redstring.ports.graph_store import GraphStore, GraphWriter
     from redstring.ports.vector_store import VectorStore, VectorWriter
 

@@ -1,16 +1,17 @@
-"""Events: the facts `build_graph` records, and the append-only log that holds them.
+"""Event-log adapters, one module per backend, in `redstring.events.adapters`.
 
-Adapters of the log live in `redstring.events.adapters`, one module per backend.
+The event models live in `redstring.domain.events` and the `EventLog` port in
+`redstring.ports.event_log`; both are re-exported here for convenience.
 """
 
-from redstring.events.log import EventLog, StoredEvent
-from redstring.events.models import (
+from redstring.domain.events import (
     DocumentExtracted,
     EntitiesEmbedded,
     Event,
     event_from_json,
     event_to_json,
 )
+from redstring.ports.event_log import EventLog, StoredEvent
 
 __all__ = [
     "DocumentExtracted",

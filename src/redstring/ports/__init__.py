@@ -5,6 +5,7 @@ purge) so that a caller can annotate only what it uses.
 """
 
 from redstring.ports.embedding import EmbeddingProvider
+from redstring.ports.event_log import EventLog, StoredEvent
 from redstring.ports.graph_store import (
     GraphPurge,
     GraphReader,
@@ -18,11 +19,13 @@ from redstring.ports.vector_store import VectorPurge, VectorReader, VectorStore,
 __all__ = [
     "AsyncClosable",
     "EmbeddingProvider",
+    "EventLog",
     "GraphPurge",
     "GraphReader",
     "GraphStore",
     "GraphWriter",
     "LlmProvider",
+    "StoredEvent",
     "VectorPurge",
     "VectorReader",
     "VectorStore",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from redstring.events.models import DocumentExtracted
+from redstring.domain.events import DocumentExtracted
 
 if TYPE_CHECKING:
-    from redstring.events.models import Event
+    from redstring.domain.events import Event
     from redstring.ports.graph_store import GraphWriter
 
 

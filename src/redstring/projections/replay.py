@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from redstring.domain.events import Event
     from redstring.domain.ids import TenantId
-    from redstring.events.log import EventLog
-    from redstring.events.models import Event
+    from redstring.ports.event_log import EventLog
 
 
 @runtime_checkable

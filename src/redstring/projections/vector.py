@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from redstring.domain.events import EntitiesEmbedded
 from redstring.domain.exceptions import DimensionMismatchError
-from redstring.events.models import EntitiesEmbedded
 
 if TYPE_CHECKING:
-    from redstring.events.models import Event
+    from redstring.domain.events import Event
     from redstring.ports.vector_store import VectorStore
 
 

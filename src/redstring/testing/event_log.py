@@ -16,18 +16,18 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from redstring.domain.events import DocumentExtracted, EntitiesEmbedded
 from redstring.domain.vector import VectorRecord
-from redstring.events.models import DocumentExtracted, EntitiesEmbedded
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine, Sequence
 
     from redstring.domain.entity import Entity
+    from redstring.domain.events import Event
     from redstring.domain.ids import TenantId
     from redstring.domain.relationship import Relationship
-    from redstring.events.log import EventLog
-    from redstring.events.models import Event
+    from redstring.ports.event_log import EventLog
     from redstring.ports.lifetime import AsyncClosable
 
 #: When every factory-built event happened unless told otherwise.

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from redstring.domain.events import DocumentExtracted
 from redstring.domain.vector import VectorRecord
 from redstring.events.adapters.memory import InMemoryEventLog
-from redstring.events.models import DocumentExtracted
 from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.projections.graph import GraphProjection
 from redstring.projections.replay import replay
@@ -20,7 +20,7 @@ from redstring.projections.vector import VectorProjection
 from redstring.testing.event_log import make_document_extracted, make_entities_embedded, run
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from redstring.vector.adapters.memory import InMemoryVectorStore
-from tests.unit.events.strategies import (
+from tests.unit.domain.event_strategies import (
     DIMENSION,
     ENTITY_IDS,
     RELATIONSHIP_IDS,
@@ -30,9 +30,9 @@ from tests.unit.events.strategies import (
 
 if TYPE_CHECKING:
     from redstring.domain.entity import Entity
+    from redstring.domain.events import Event
     from redstring.domain.ids import EntityId, RelationshipId, TenantId
     from redstring.domain.relationship import Relationship
-    from redstring.events.models import Event
 
 QUERY = [1.0, 1.0, 1.0, 1.0]
 

@@ -11,20 +11,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Self
 
-from redstring.events.log import StoredEvent
-from redstring.events.models import (
+from redstring.domain.events import (
     DocumentExtracted,
     EntitiesEmbedded,
     event_from_json,
     event_to_json,
 )
+from redstring.ports.event_log import StoredEvent
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from uuid import UUID
 
+    from redstring.domain.events import Event
     from redstring.domain.ids import TenantId
-    from redstring.events.models import Event
 
 
 class InMemoryEventLog:

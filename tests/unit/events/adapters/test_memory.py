@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from redstring.events.adapters.memory import InMemoryEventLog
-from redstring.events.log import EventLog
+from redstring.ports.event_log import EventLog
 from redstring.testing.event_log import EventLogCompliance, event_in
 from redstring.testing.factories import TENANT
 

@@ -11,22 +11,22 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from redstring.domain.ids import EntityId, TenantId
-from redstring.domain.vector import VectorRecord
-from redstring.events.models import (
+from redstring.domain.events import (
     DocumentExtracted,
     EntitiesEmbedded,
     Event,
     event_from_json,
     event_to_json,
 )
+from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.vector import VectorRecord
 from redstring.testing.event_log import (
     OCCURRED_AT,
     make_document_extracted,
     make_entities_embedded,
 )
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
-from tests.unit.events.strategies import any_vectors, events
+from tests.unit.domain.event_strategies import any_vectors, events
 
 FIXED = datetime(2024, 5, 6, 7, 8, 9, tzinfo=UTC)
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from redstring.events.models import Event  # noqa: TC001 - pydantic needs it at runtime
+from redstring.domain.events import Event  # noqa: TC001 - pydantic needs it at runtime
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

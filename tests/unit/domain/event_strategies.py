@@ -19,7 +19,7 @@ from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_
 
 if TYPE_CHECKING:
     from redstring.domain.entity import Entity
-    from redstring.events.models import DocumentExtracted, EntitiesEmbedded, Event
+    from redstring.domain.events import DocumentExtracted, EntitiesEmbedded, Event
 
 #: Every test vector has this many components.
 DIMENSION = 4
