@@ -588,7 +588,10 @@ def delete_command(entities: Sequence[str], db: str, tenant: str, entire_tenant:
 
 
 async def _resolve(database: Database, tenant_id: TenantId, reference: str) -> EntityId:
-    """The id `reference` names: an entity id, or the one entity with that exact name."""
+    """The id `reference` names: an entity id, or the one entity of that name.
+
+    A name is matched exactly, else as `normalize_name` matches it.
+    """
     try:
         entity_id = EntityId(UUID(reference))
     except ValueError:
@@ -597,11 +600,8 @@ async def _resolve(database: Database, tenant_id: TenantId, reference: str) -> E
         if await database.graph.get_entity(entity_id, tenant_id) is None:
             raise CommandError(f"no entity {reference} in this tenant")
         return entity_id
-    found = [
-        entity
-        for entity in await database.graph.find_entities(tenant_id, name=reference)
-        if entity.name == reference
-    ] or await database.graph.find_entities(tenant_id, name=reference)
+    candidates = await database.graph.find_entities(tenant_id, name=reference)
+    found = [entity for entity in candidates if entity.name == reference] or candidates
     if not found:
         raise CommandError(f"no entity named {reference!r} in this tenant")
     if len(found) > 1:
@@ -672,8 +672,6 @@ def run(
         with redirect_stdout(out), redirect_stderr(err):
             try:
                 cli.main(arguments, prog_name="redstring", standalone_mode=False)
-            except click.exceptions.Exit as exc:
-                return exc.exit_code
             except click.UsageError as exc:
                 exc.show(file=err)
                 return 2

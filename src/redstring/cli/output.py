@@ -58,7 +58,12 @@ def print_table(
     dropping = list(optional)
     while True:
         widths = _fit(shown, wanted, numeric, caps, console.width - _GAP * (len(shown) - 1))
-        if widths is not None or not dropping:
+        comfortable = widths is not None and all(
+            widths[header] >= min(wanted[header], _COMFORTABLE)
+            for header in shown
+            if header not in optional
+        )
+        if comfortable or not dropping:
             break
         shown.remove(dropping.pop())
     table = _table(shown, headers, rows, numeric, widths or wanted, live)
@@ -72,8 +77,10 @@ def print_table(
 
 #: Cells between two columns.
 _GAP: Final = 2
-#: The narrowest a text column is squeezed to before columns are dropped.
+#: The narrowest a text column is ever squeezed to.
 _NARROWEST: Final = 6
+#: Optional columns are dropped before a required one is squeezed below this.
+_COMFORTABLE: Final = 12
 
 
 def _fit(

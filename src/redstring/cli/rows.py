@@ -249,8 +249,6 @@ def _entity(
 
 
 def _with_keys(entity: Entity) -> Entity:
-    if entity.blocking_keys is not None:
-        return entity
     return entity.model_copy(update={"blocking_keys": blocking_keys_for(entity)})
 
 

@@ -550,7 +550,7 @@ def test_build_extracts_each_document_through_the_endpoint_and_reports_it(
     server.reply(CHAT, completion(ADA), completion(TURING))
     db = tmp_path / "graph.db"
 
-    result = build(server.base_url, db, ada, turing, **{"api-key": "sk-test"})
+    result = build(server.base_url, db, ada, turing, **{"api-key": "sk-test", "concurrency": "1"})
 
     assert result.status == 0, result.err
     assert result.out.splitlines() == [

@@ -69,3 +69,12 @@ def test_nothing_to_do_writes_nothing_and_a_failure_writes_no_finished_line() ->
     with pytest.raises(RuntimeError):
         fail()
     assert stream.getvalue() == ""
+
+
+def test_the_rate_is_zero_until_something_is_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(progress_module, "LINE_INTERVAL_SECONDS", 0.0)
+    stream = io.StringIO()
+    with Progress("embedding", "names", stream) as progress:
+        progress(0, 4)
+        progress(4, 4)
+    assert stream.getvalue().splitlines()[0] == "embedding: 0/4 names, 0 names/s"

@@ -314,3 +314,21 @@ async def test_build_graphs_refuses_something_other_than_documents_before_any_ca
             tenant_id=TENANT,
         )
     assert llm.most == 0
+
+
+async def test_build_graphs_starts_no_document_after_on_progress_raises() -> None:
+    llm = GatedLlm({"Ada": answer("Ada"), "Alan": answer("Alan")})
+    documents = [SourceDocument(id=name, text=f"About {name}.") for name in ("Ada", "Alan")]
+    graph = InMemoryGraphStore()
+
+    class Stop(Exception):
+        pass
+
+    def stop(done: int, total: int) -> None:
+        raise Stop
+
+    with pytest.raises(Stop):
+        await build_graphs(
+            documents, provider=llm, store=graph, tenant_id=TENANT, concurrency=1, on_progress=stop
+        )
+    assert [entity.name for entity in await graph.find_entities(TENANT)] == ["Ada"]
