@@ -22,7 +22,16 @@ CLI_PACKAGES = frozenset({"click", "rich"})
 def main(
     argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
-    """Run the command line on `argv` (default: `sys.argv[1:]`); return the exit status."""
+    """Run the command line on `argv` (default: `sys.argv[1:]`); return the exit status.
+
+    `--version` alone answers without the `cli` extra; anything else needs it.
+    """
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments == ["--version"]:
+        from redstring import __version__
+
+        print(f"redstring {__version__}", file=out if out is not None else sys.stdout)
+        return 0
     try:
         from redstring.cli.app import run
     except ModuleNotFoundError as exc:
@@ -34,7 +43,7 @@ def main(
             file=err if err is not None else sys.stderr,
         )
         return 1
-    return run(argv, out=out, err=err)
+    return run(arguments, out=out, err=err)
 
 
 __all__ = ["main"]

@@ -132,7 +132,8 @@ def test_without_the_cli_extra_the_command_prints_how_to_install_it(
 ) -> None:
     monkeypatch.setitem(sys.modules, "click", None)
     monkeypatch.delitem(sys.modules, "redstring.cli.app")
-    status, out, err = run("--version")
+    assert run("--version")[:2] == (0, "redstring 0.3.0\n")
+    status, out, err = run("stats", "--db", "x.db")
     assert status == 1
     assert out == ""
     assert err == (
@@ -146,7 +147,7 @@ def test_a_missing_module_other_than_the_extra_s_is_not_hidden(
 ) -> None:
     monkeypatch.setitem(sys.modules, "redstring.cli.app", None)
     with pytest.raises(ModuleNotFoundError):
-        run("--version")
+        run("--help")
 
 
 # -- input formats ----------------------------------------------------------------
