@@ -1,7 +1,8 @@
 """Keep a graph in one SQLite file, close it, reopen it, and search it.
 
 The same `build_graph` and `Retriever` as with the in-memory stores; only
-the two store constructors change. Runs offline with the fake models.
+the constructors change. The event log shares the file, so what was
+extracted is kept as events too. Runs offline with the fake models.
 """
 
 import asyncio
@@ -15,6 +16,7 @@ from redstring import (
     FakeLlmProvider,
     Retriever,
     SourceDocument,
+    SqliteEventLog,
     SqliteGraphStore,
     SqliteVectorStore,
     TenantId,
@@ -39,6 +41,7 @@ async def main(database: Path) -> list[str]:
     async with (
         SqliteGraphStore(database) as graph,
         SqliteVectorStore(database, dimension=384, model=embeddings.model) as vectors,
+        SqliteEventLog(database) as log,
     ):
         await build_graph(
             SourceDocument(id="hopper", text="Grace Hopper shaped COBOL."),
@@ -47,13 +50,16 @@ async def main(database: Path) -> list[str]:
             tenant_id=TENANT,
             embedding_provider=embeddings,
             vector_store=vectors,
+            event_log=log,
         )
     # Everything above is on disk now; a new process could open it the same way.
     print("stored as", await SqliteVectorStore.stored_settings(database))
     async with (
         SqliteGraphStore(database) as graph,
         SqliteVectorStore(database, dimension=384, model=embeddings.model) as vectors,
+        SqliteEventLog(database) as log,
     ):
+        print("events in the log", await log.last_sequence())
         retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
         result = await retriever.retrieve("Grace Hoper", TENANT, k=2)
     for match in result.matches:

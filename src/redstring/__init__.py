@@ -44,6 +44,7 @@ from redstring.domain.events import (
     event_to_json,
 )
 from redstring.domain.exceptions import (
+    ClosedError,
     DimensionMismatchError,
     EmbeddingModelMismatchError,
     EmbeddingProviderError,
@@ -65,6 +66,7 @@ from redstring.domain.similarity import string_similarity
 from redstring.domain.source import SourceDocument
 from redstring.domain.vector import VectorMatch, VectorRecord, cosine_similarity
 from redstring.events.adapters.memory import InMemoryEventLog
+from redstring.events.adapters.sqlite import SqliteEventLog
 from redstring.extraction import (
     DEFAULT_DOMAIN,
     Chunk,
@@ -117,6 +119,7 @@ __all__ = [
     "Chunk",
     "ChunkFailure",
     "Chunker",
+    "ClosedError",
     "DimensionMismatchError",
     "DocumentExtracted",
     "DomainPrompt",
@@ -165,6 +168,7 @@ __all__ = [
     "SlidingWindowChunker",
     "SourceDocument",
     "SourceId",
+    "SqliteEventLog",
     "SqliteGraphStore",
     "SqliteVectorStore",
     "StoreError",

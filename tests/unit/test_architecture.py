@@ -109,7 +109,8 @@ def test_the_library_reads_no_environment_variable() -> None:
                 else None
             )
             if name in {"environ", "getenv", "environb", "putenv"}:
-                offenders.append(f"{path.relative_to(SOURCE)}:{node.lineno} uses {name}")
+                line = getattr(node, "lineno", 0)
+                offenders.append(f"{path.relative_to(SOURCE)}:{line} uses {name}")
     assert offenders == []
 
 

@@ -19,6 +19,7 @@ from redstring import (
     PartialExtractionError,
     SlidingWindowChunker,
     SourceDocument,
+    SourceId,
     UnknownDomainError,
     build_graph,
     replay,
@@ -51,7 +52,7 @@ ANSWER: dict[str, Any] = {
         },
     ],
 }
-DOCUMENT = SourceDocument(id="ada", text=TEXT)
+DOCUMENT = SourceDocument(id=SourceId("ada"), text=TEXT)
 
 
 def provider(**answers: Any) -> FakeLlmProvider:
@@ -210,7 +211,9 @@ async def test_an_unknown_domain_is_refused_before_any_model_call() -> None:
 # -- failures write nothing -------------------------------------------------------
 
 TWO_CHUNKS = SlidingWindowChunker(size=40, overlap=0, min_size=0)
-LONG = SourceDocument(id="long", text="Ada Lovelace was first. " + "Broken chunk follows here.")
+LONG = SourceDocument(
+    id=SourceId("long"), text="Ada Lovelace was first. " + "Broken chunk follows here."
+)
 
 
 async def test_a_failed_chunk_raises_partial_extraction_and_writes_nothing() -> None:

@@ -192,6 +192,7 @@ def import_command(
                     embeddings=provider,
                     vectors=database.vectors,
                     relationships=rows.relationships,
+                    event_log=database.events,
                     source_id=rows.origin,
                     on_progress=report,
                 )
@@ -296,6 +297,7 @@ def build_command(
                         skip_failed_chunks=True,
                         embedding_provider=provider,
                         vector_store=database.vectors,
+                        event_log=database.events,
                     )
         finally:
             await database.close()

@@ -16,6 +16,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from redstring.domain.exceptions import StoreError
 from redstring.domain.ids import TenantId
+from redstring.events.adapters.sqlite import SqliteEventLog
 from redstring.graph.adapters.sqlite import SqliteGraphStore
 from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.vector.adapters.sqlite import SqliteVectorStore
@@ -73,21 +74,28 @@ def _choice_for(model: str) -> str | None:
 
 @dataclass
 class Database:
-    """The stores one `--db` names, and the embedding model its vectors were made with."""
+    """The stores one `--db` names, the embedding model its vectors were made with,
+    and, when opened for writing, the event log that records what was written.
+    """
 
     location: str
     graph: SqliteGraphStore
     vectors: SqliteVectorStore | None
     model: str | None
     dimension: int | None
+    events: SqliteEventLog | None = None
 
     async def close(self) -> None:
-        """Close both stores."""
+        """Close the stores and the log."""
         try:
             await self.graph.close()
         finally:
-            if self.vectors is not None:
-                await self.vectors.close()
+            try:
+                if self.vectors is not None:
+                    await self.vectors.close()
+            finally:
+                if self.events is not None:
+                    await self.events.close()
 
 
 async def open_database(
@@ -96,7 +104,9 @@ async def open_database(
     """The stores at `location`, for reading, or for writing with `embeddings`.
 
     For reading, the file must exist and hold a redstring graph; it is
-    opened read-only, and its vectors only if it holds any. For writing,
+    opened read-only, and its vectors only if it holds any. For writing, the
+    file's event log comes too, so every import and build is recorded and
+    `replay` can rebuild either store from it; and
     the embedding choice must agree with what the file already holds:
     another model's vectors, vectors when `embeddings` is `None`, or
     entities without vectors when it is not, are refused before anything
@@ -170,6 +180,7 @@ async def open_database(
         vectors,
         embeddings.model if embeddings else None,
         embeddings.dimension if embeddings else None,
+        SqliteEventLog(location),
     )
 
 

@@ -6,6 +6,7 @@ RedstringError
 ├── MissingEntityError          a relationship endpoint the store does not hold
 ├── UnknownDomainError          a domain id no bundled prompt answers to
 ├── PartialExtractionError      some chunks of a document failed to extract
+├── ClosedError                 an adapter was called after close()
 ├── StoreError                  a store's backend failed, or holds what this version cannot read
 │   └── EmbeddingModelMismatchError  vectors of one model searched or written with another
 ├── LlmProviderError            the language model failed
@@ -91,8 +92,21 @@ class PartialExtractionError(RedstringError):
         )
 
 
+class ClosedError(RedstringError):
+    """An adapter was called after `close()`.
+
+    Every adapter redstring ships raises it from every call made after it was
+    closed, before looking at the arguments; `close()` itself may be called
+    again. `resource` names the adapter, with its path or model when it has one.
+    """
+
+    def __init__(self, *, resource: str) -> None:
+        self.resource = resource
+        super().__init__(f"{resource} is closed")
+
+
 class StoreError(RedstringError):
-    """A store's backend failed, was used after closing, or holds unreadable data.
+    """A store's backend failed, or holds data this version cannot read.
 
     Adapters translate their driver's exceptions into this at the edge, so a
     caller never catches a driver's own error type.

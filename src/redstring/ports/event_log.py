@@ -6,16 +6,22 @@ projections of it and are rebuilt by replaying it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Final, Protocol, get_args, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from redstring.domain.events import Event  # noqa: TC001 - pydantic needs it at runtime
+from redstring.domain.events import Event
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from redstring.domain.ids import TenantId
+
+
+#: Every event class `Event` admits, read from the union itself, so that a log
+#: adapter refusing anything else (`isinstance(x, EVENT_TYPES)`) admits a new
+#: kind the moment it joins `Event`.
+EVENT_TYPES: Final[tuple[type, ...]] = get_args(get_args(Event.__value__)[0])
 
 
 class StoredEvent(BaseModel):

@@ -3,8 +3,9 @@
 Each port's contract is a base class: subclass `GraphStoreCompliance`,
 `VectorStoreCompliance` or `EventLogCompliance` in a pytest `Test...` class,
 implement its factory method, and every rule of the port runs against your
-adapter. `make_entity` and `make_relationship` build valid domain objects
-with any field overridable.
+adapter. Each includes `LifetimeCompliance`, the rules every adapter's
+lifetime follows; subclass it alone for a model adapter. `make_entity` and
+`make_relationship` build valid domain objects with any field overridable.
 
 Needs pytest and hypothesis: install the `testing` extra
 (`pip install 'redstring[testing]'`). `import redstring` never imports this
@@ -23,6 +24,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - the dev environment has
 from redstring.testing.event_log import EventLogCompliance
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from redstring.testing.graph_store import GraphStoreCompliance
+from redstring.testing.lifetime import LifetimeCompliance
 from redstring.testing.vector_store import VectorStoreCompliance
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "TENANT",
     "EventLogCompliance",
     "GraphStoreCompliance",
+    "LifetimeCompliance",
     "VectorStoreCompliance",
     "make_entity",
     "make_relationship",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID, uuid4
 
 import pytest
@@ -18,7 +18,9 @@ from hypothesis import strategies as st
 
 from redstring.domain.events import DocumentExtracted, EntitiesEmbedded
 from redstring.domain.vector import VectorRecord
+from redstring.ports.event_log import EventLog
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.lifetime import LifetimeCompliance
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine, Sequence
@@ -27,14 +29,16 @@ if TYPE_CHECKING:
     from redstring.domain.events import Event
     from redstring.domain.ids import TenantId
     from redstring.domain.relationship import Relationship
-    from redstring.ports.event_log import EventLog
-    from redstring.ports.lifetime import AsyncClosable
 
 #: When every factory-built event happened unless told otherwise.
 OCCURRED_AT: Final = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
 
+#: Every adapter's subclass runs the same properties, so hypothesis sees several
+#: executors; each example builds its own log, so none carries state across.
 PROPERTY_SETTINGS = settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.differing_executors],
 )
 
 
@@ -85,8 +89,13 @@ def event_in(tenant_id: TenantId) -> DocumentExtracted:
     return make_document_extracted([entity], tenant_id=tenant_id)
 
 
-class EventLogCompliance:
+class EventLogCompliance(LifetimeCompliance):
     """Every rule of `redstring.events.EventLog`; subclass and provide `new_log`."""
+
+    port = EventLog
+
+    def new_adapter(self) -> EventLog:
+        return self.new_log()
 
     def new_log(self) -> EventLog:
         raise NotImplementedError
@@ -222,12 +231,3 @@ class EventLogCompliance:
         run(scenario())
 
     # -- lifetime --------------------------------------------------------------
-
-    async def test_it_is_an_async_context_manager_that_closes_idempotently(self) -> None:
-        log = cast("AsyncClosable", self.new_log())
-        async with log as entered:
-            assert entered is log
-        await log.close()
-        with pytest.raises(RuntimeError, match="boom"):
-            async with cast("AsyncClosable", self.new_log()):
-                raise RuntimeError("boom")

@@ -8,7 +8,7 @@ properties build a fresh store per example.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import pytest
@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 from redstring.domain.blocking import prefix_key
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.ids import EntityId
+from redstring.ports.graph_store import GraphStore
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.lifetime import LifetimeCompliance
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
-    from redstring.ports.graph_store import GraphStore
-    from redstring.ports.lifetime import AsyncClosable
 
 #: Every adapter's subclass runs the same properties, so hypothesis sees several
 #: executors; each example builds its own store, so none carries state across.
@@ -48,8 +48,13 @@ def entity_id(n: int) -> EntityId:
     return EntityId(UUID(int=n))
 
 
-class GraphStoreCompliance:
+class GraphStoreCompliance(LifetimeCompliance):
     """Every rule of `redstring.ports.GraphStore`; subclass and provide `new_store`."""
+
+    port = GraphStore
+
+    def new_adapter(self) -> GraphStore:
+        return self.new_store()
 
     def new_store(self) -> GraphStore:
         raise NotImplementedError
@@ -226,15 +231,6 @@ class GraphStoreCompliance:
         assert await store.neighbors(a.id, OTHER_TENANT) == []
         with pytest.raises(ValueError, match="depth"):
             await store.neighbors(a.id, TENANT, depth=0)
-
-    async def test_it_is_an_async_context_manager_that_closes_idempotently(self) -> None:
-        store = cast("AsyncClosable", self.new_store())
-        async with store as entered:
-            assert entered is store
-        await store.close()
-        with pytest.raises(RuntimeError, match="boom"):
-            async with cast("AsyncClosable", self.new_store()):
-                raise RuntimeError("boom")
 
     # -- deleting one entity -----------------------------------------------------
 

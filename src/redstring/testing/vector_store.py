@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 from uuid import UUID, uuid4
 
 import pytest
@@ -19,13 +19,13 @@ from hypothesis import strategies as st
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.vector import VectorRecord
+from redstring.ports.vector_store import VectorStore
 from redstring.testing.factories import OTHER_TENANT, TENANT
+from redstring.testing.lifetime import LifetimeCompliance
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
-    from redstring.ports.lifetime import AsyncClosable
-    from redstring.ports.vector_store import VectorStore
 
 DIMENSION = 384
 #: Every adapter's subclass runs the same properties, so hypothesis sees several
@@ -66,8 +66,13 @@ safe_keys = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\x
 vectors = st.lists(finite, min_size=4, max_size=4).filter(lambda v: any(abs(x) > 1e-3 for x in v))
 
 
-class VectorStoreCompliance:
+class VectorStoreCompliance(LifetimeCompliance):
     """Every rule of `redstring.ports.VectorStore`; subclass and provide `new_store`."""
+
+    port = VectorStore
+
+    def new_adapter(self) -> VectorStore:
+        return self.new_store()
 
     def new_store(self, dimension: int = DIMENSION) -> VectorStore:
         raise NotImplementedError
@@ -315,12 +320,3 @@ class VectorStoreCompliance:
 
     async def test_the_dimension_is_the_one_it_was_made_with(self) -> None:
         assert self.new_store(16).dimension == 16
-
-    async def test_it_is_an_async_context_manager_that_closes_idempotently(self) -> None:
-        store = cast("AsyncClosable", self.new_store())
-        async with store as entered:
-            assert entered is store
-        await store.close()
-        with pytest.raises(RuntimeError, match="boom"):
-            async with cast("AsyncClosable", self.new_store()):
-                raise RuntimeError("boom")

@@ -20,9 +20,18 @@ from typing import TYPE_CHECKING, Any
 import click
 import pytest
 
-from redstring import FakeEmbeddingProvider
+from redstring import (
+    FakeEmbeddingProvider,
+    GraphProjection,
+    InMemoryGraphStore,
+    InMemoryVectorStore,
+    SqliteEventLog,
+    VectorProjection,
+    replay,
+)
 from redstring.cli import app, main
 from redstring.cli.stores import CommandError, open_database, tenant_id_for
+from redstring.composition import import_entities
 from redstring.domain.exceptions import EmbeddingModelMismatchError
 from redstring.graph.adapters.sqlite import SqliteGraphStore
 from redstring.vector.adapters.sqlite import SqliteVectorStore
@@ -657,7 +666,7 @@ def test_a_command_error_is_one_line_with_status_1() -> None:
 def test_ctrl_c_while_an_import_writes_lets_the_writes_finish_then_exits_130(
     tmp_path: Path, people: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = app.import_entities
+    real = import_entities
 
     async def then_press(*args: Any, **kwargs: Any) -> Any:
         report = await real(*args, **kwargs)
@@ -691,3 +700,27 @@ def test_blank_lines_of_a_csv_are_skipped(tmp_path: Path) -> None:
     path = tmp_path / "p.csv"
     path.write_text("name,entity_type\n\nAda,person\n,\n", encoding="utf-8")
     assert imported(path, "--db", tmp_path / "db").startswith("imported 1 entity ")
+
+
+def test_an_import_is_recorded_in_the_file_s_event_log_so_replay_rebuilds_it(
+    tmp_path: Path, graph_db: Path, people: Path
+) -> None:
+    imported(people, "--db", graph_db, "--tenant", "acme")
+
+    async def rebuilt(tenant: str) -> tuple[list[Entity], int]:
+        graph, vectors = InMemoryGraphStore(), InMemoryVectorStore(dimension=384)
+        async with SqliteEventLog(graph_db) as log:
+            await replay(
+                log,
+                GraphProjection(graph),
+                VectorProjection(vectors),
+                tenant_id=tenant_id_for(tenant),
+            )
+        found = await graph.find_entities(tenant_id_for(tenant))
+        held = [await vectors.get(entity.id, tenant_id_for(tenant)) for entity in found]
+        return found, sum(record is not None for record in held)
+
+    for tenant in ("default", "acme"):
+        found, vectors = asyncio.run(rebuilt(tenant))
+        assert found == entities(graph_db, tenant)
+        assert vectors == len(found)

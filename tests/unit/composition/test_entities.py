@@ -25,7 +25,7 @@ from redstring import (
     import_entities,
     replay,
 )
-from redstring.domain.ids import EntityId
+from redstring.domain.ids import EntityId, SourceId
 from redstring.projections import GraphProjection, VectorProjection
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 
@@ -258,7 +258,8 @@ async def test_build_graphs_keeps_input_order_bounds_concurrency_and_reports_pro
     names = [f"Person{n}" for n in range(7)]
     llm = GatedLlm({name: answer(name) for name in names})
     documents = [
-        SourceDocument(id=f"doc{n}", text=f"About {name}.") for n, name in enumerate(names)
+        SourceDocument(id=SourceId(f"doc{n}"), text=f"About {name}.")
+        for n, name in enumerate(names)
     ]
     graph, vectors, embeddings = stores()
     progress: list[tuple[int, int]] = []
@@ -281,9 +282,9 @@ async def test_build_graphs_keeps_input_order_bounds_concurrency_and_reports_pro
 async def test_build_graphs_stops_at_a_failing_document_and_names_it() -> None:
     llm = FakeLlmProvider(by_substring={"Ada": answer("Ada")}, default=EMPTY)
     documents = [
-        SourceDocument(id="ada", text="About Ada."),
-        SourceDocument(id="broken", text="About nobody."),
-        SourceDocument(id="later", text="About Ada again."),
+        SourceDocument(id=SourceId("ada"), text="About Ada."),
+        SourceDocument(id=SourceId("broken"), text="About nobody."),
+        SourceDocument(id=SourceId("later"), text="About Ada again."),
     ]
     graph = InMemoryGraphStore()
     with pytest.raises(EmptyCompletionError) as raised:
@@ -308,7 +309,7 @@ async def test_build_graphs_refuses_something_other_than_documents_before_any_ca
     llm = GatedLlm({"Ada": answer("Ada")})
     with pytest.raises(ValueError, match=r"documents\[1\]"):
         await build_graphs(
-            [SourceDocument(id="ada", text="Ada"), "text"],  # type: ignore[list-item]
+            [SourceDocument(id=SourceId("ada"), text="Ada"), "text"],  # type: ignore[list-item]
             provider=llm,
             store=InMemoryGraphStore(),
             tenant_id=TENANT,
@@ -318,7 +319,9 @@ async def test_build_graphs_refuses_something_other_than_documents_before_any_ca
 
 async def test_build_graphs_starts_no_document_after_on_progress_raises() -> None:
     llm = GatedLlm({"Ada": answer("Ada"), "Alan": answer("Alan")})
-    documents = [SourceDocument(id=name, text=f"About {name}.") for name in ("Ada", "Alan")]
+    documents = [
+        SourceDocument(id=SourceId(name), text=f"About {name}.") for name in ("Ada", "Alan")
+    ]
     graph = InMemoryGraphStore()
 
     class Stop(Exception):

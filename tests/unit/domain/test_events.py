@@ -178,7 +178,7 @@ def test_the_same_entity_id_in_another_tenant_is_not_an_endpoint() -> None:
 @pytest.mark.parametrize("value", ["", "  ", "bad\x00text"])
 def test_a_blank_or_unstorable_name_is_refused(field: str, value: str) -> None:
     with pytest.raises(ValueError, match=field):
-        make_document_extracted(**{field: value})
+        make_document_extracted((), (), **{field: value})
 
 
 # -- EntitiesEmbedded ----------------------------------------------------------

@@ -9,14 +9,15 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from redstring.domain.fusion import RRF_K, reciprocal_rank_fusion
+from redstring.domain.ids import EntityId
 
 # Fixed ids, ordered so the *string* order is knowable at a glance. The
 # tie-break is on the canonical lowercase hyphenated form, so a test using
 # random uuid4s would pass or fail depending on how they happened to sort --
 # the exact shape CLAUDE.md's table records for a `<=` that meant `==`.
-A = UUID("00000000-0000-4000-8000-00000000000a")
-B = UUID("00000000-0000-4000-8000-00000000000b")
-C = UUID("00000000-0000-4000-8000-00000000000c")
+A = EntityId(UUID("00000000-0000-4000-8000-00000000000a"))
+B = EntityId(UUID("00000000-0000-4000-8000-00000000000b"))
+C = EntityId(UUID("00000000-0000-4000-8000-00000000000c"))
 
 
 def test_an_entity_in_both_rankings_at_the_same_rank_beats_one_in_either_alone() -> None:
@@ -74,7 +75,7 @@ def test_a_repeated_id_within_one_ranking_counts_once_at_its_best_rank() -> None
 @given(st.lists(st.sampled_from([A, B, C]), unique=True, max_size=3))
 @example([])
 @example([A])
-def test_every_id_present_appears_exactly_once_in_the_output(ids: list[UUID]) -> None:
+def test_every_id_present_appears_exactly_once_in_the_output(ids: list[EntityId]) -> None:
     """Boundary sizes are pinned as examples.
 
     A sampler decides how often it draws 0 and 1, and mutation runs lower the
@@ -86,7 +87,7 @@ def test_every_id_present_appears_exactly_once_in_the_output(ids: list[UUID]) ->
 
 @given(st.permutations([A, B, C]))
 def test_the_order_is_total_so_no_two_results_are_interchangeable(
-    ranking: list[UUID],
+    ranking: list[EntityId],
 ) -> None:
     """A `>` widened to `>=` is only "equivalent" if the order is total.
 

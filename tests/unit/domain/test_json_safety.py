@@ -99,7 +99,7 @@ def test_copy_json_shares_no_container_with_the_original(value: Any) -> None:
 
 
 def test_mutating_the_copy_leaves_the_original_untouched() -> None:
-    original = {"tags": ["a"], "nested": {"deep": [1, 2]}}
+    original: dict[str, Any] = {"tags": ["a"], "nested": {"deep": [1, 2]}}
 
     copied = copy_json(original)
     copied["tags"].append("b")

@@ -63,6 +63,9 @@ def test_a_result_keeps_the_query_it_answered() -> None:
 
 
 def test_the_modes_are_their_own_strings() -> None:
-    assert RetrievalMode.HYBRID == "hybrid"
-    assert RetrievalMode.SEMANTIC == "semantic"
-    assert RetrievalMode.LEXICAL == "lexical"
+    assert [(mode, str(mode), mode.value) for mode in RetrievalMode] == [
+        (RetrievalMode.SEMANTIC, "semantic", "semantic"),
+        (RetrievalMode.LEXICAL, "lexical", "lexical"),
+        (RetrievalMode.HYBRID, "hybrid", "hybrid"),
+    ]
+    assert RetrievalMode("hybrid") is RetrievalMode.HYBRID

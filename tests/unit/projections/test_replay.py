@@ -11,6 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from redstring.domain.events import DocumentExtracted
+from redstring.domain.ids import EntityId
 from redstring.domain.vector import VectorRecord
 from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.graph.adapters.memory import InMemoryGraphStore
@@ -31,7 +32,7 @@ from tests.unit.domain.event_strategies import (
 if TYPE_CHECKING:
     from redstring.domain.entity import Entity
     from redstring.domain.events import Event
-    from redstring.domain.ids import EntityId, RelationshipId, TenantId
+    from redstring.domain.ids import RelationshipId, TenantId
     from redstring.domain.relationship import Relationship
 
 QUERY = [1.0, 1.0, 1.0, 1.0]
@@ -119,7 +120,7 @@ def _entity(n: int, tenant_id: TenantId, name: str) -> Entity:
 
 
 def _record(n: int, tenant_id: TenantId, vector: list[float]) -> VectorRecord:
-    return VectorRecord(entity_id=UUID(int=n), tenant_id=tenant_id, vector=vector)
+    return VectorRecord(entity_id=EntityId(UUID(int=n)), tenant_id=tenant_id, vector=vector)
 
 
 _ada, _charles = _entity(1, TENANT, "Ada"), _entity(2, TENANT, "Charles")
@@ -193,7 +194,7 @@ async def test_catching_up_applies_only_what_was_appended_since() -> None:
 
 async def test_a_tenant_replay_rebuilds_that_tenant_only_and_returns_its_last_sequence() -> None:
     log, stores = InMemoryEventLog(), Stores()
-    same = UUID(int=1)
+    same = EntityId(UUID(int=1))
     mine = make_entity(id=same, name="Mine")
     theirs = make_entity(id=same, name="Theirs", tenant_id=OTHER_TENANT)
     await log.append_many(

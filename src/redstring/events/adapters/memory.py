@@ -9,15 +9,14 @@ format, as a durable log would need it to.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING
 
 from redstring.domain.events import (
-    DocumentExtracted,
-    EntitiesEmbedded,
     event_from_json,
     event_to_json,
 )
-from redstring.ports.event_log import StoredEvent
+from redstring.ports.event_log import EVENT_TYPES, EventLog, StoredEvent
+from redstring.ports.lifetime import AsyncClosable
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
     from redstring.domain.ids import TenantId
 
 
-class InMemoryEventLog:
+class InMemoryEventLog(AsyncClosable, EventLog):
     """An `EventLog` held in process memory, for tests and short jobs.
 
     It lasts as long as the process, so it suits nothing that must survive a
@@ -39,14 +38,9 @@ class InMemoryEventLog:
         self._entries: list[tuple[TenantId, str]] = []
         self._event_ids: set[UUID] = set()
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Nothing to release; present so every adapter has the same lifetime."""
+    async def _release(self) -> None:
+        self._entries.clear()
+        self._event_ids.clear()
 
     async def append(self, event: Event) -> int:
         """Record the event; return its sequence number, counted from 1.
@@ -66,7 +60,7 @@ class InMemoryEventLog:
         """
         batch_ids: set[UUID] = set()
         for index, event in enumerate(events):
-            if not isinstance(event, DocumentExtracted | EntitiesEmbedded):
+            if not isinstance(event, EVENT_TYPES):
                 raise ValueError(f"events[{index}] is not an event: {event!r}")
             if event.event_id in self._event_ids:
                 raise ValueError(f"the log already holds event {event.event_id}")

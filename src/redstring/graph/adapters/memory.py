@@ -9,7 +9,7 @@ indexed per tenant, so a key lookup touches only the entities that carry it.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING
 
 from redstring.domain.batches import require_all
 from redstring.domain.entity import Entity
@@ -17,6 +17,8 @@ from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.json_safety import copy_json
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
+from redstring.ports.graph_store import GraphStore
+from redstring.ports.lifetime import AsyncClosable
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -96,7 +98,7 @@ class _Tenant:
                 del index[key]
 
 
-class InMemoryGraphStore:
+class InMemoryGraphStore(AsyncClosable, GraphStore):
     """A `GraphStore` held in process memory, for tests and small jobs.
 
     Keyed `(tenant_id, id)`; reads return copies; a batch is validated whole
@@ -106,14 +108,8 @@ class InMemoryGraphStore:
     def __init__(self) -> None:
         self._tenants: dict[TenantId, _Tenant] = {}
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Nothing to release; present so every adapter has the same lifetime."""
+    async def _release(self) -> None:
+        self._tenants.clear()
 
     def _tenant(self, tenant_id: TenantId) -> _Tenant:
         tenant = self._tenants.get(tenant_id)

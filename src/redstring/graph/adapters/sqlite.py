@@ -27,17 +27,13 @@ of the in-memory store's; relationships, read less often, are validated.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sqlite3
-import time
-import urllib.parse
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext, suppress
+from contextlib import nullcontext
 from copy import copy
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 from pydantic import ConfigDict, create_model
@@ -48,6 +44,11 @@ from redstring.domain.exceptions import MissingEntityError, StoreError
 from redstring.domain.ids import TenantId
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
+from redstring.ports.graph_store import GraphStore
+from redstring.ports.lifetime import AsyncClosable
+from redstring.storage.adapters.sqlite import SqliteWorker
+from redstring.storage.adapters.sqlite import read_transaction as _read_transaction
+from redstring.storage.adapters.sqlite import write_transaction as _write_transaction
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator, Sequence
@@ -56,12 +57,6 @@ if TYPE_CHECKING:
 
 #: The schema this module reads and writes, recorded in `graph_meta`.
 SCHEMA_VERSION: Final = 1
-#: How much of the file reads may map into memory instead of copying it, in bytes.
-MMAP_BYTES: Final = 1 << 30
-#: How long a write waits for another connection's write lock, in seconds.
-BUSY_TIMEOUT_SECONDS: Final = 30.0
-
-_WAL_RETRY_SECONDS: Final = 0.01
 _set_attribute: Final = object.__setattr__
 
 _SCHEMA: Final = (
@@ -169,31 +164,6 @@ def _parameter_limit(connection: sqlite3.Connection) -> int:
     return connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
 
 
-@contextmanager
-def _write_transaction(connection: sqlite3.Connection) -> Iterator[None]:
-    """Hold the write lock from the first statement; commit, or roll back on any error."""
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            with suppress(sqlite3.Error):
-                connection.execute("ROLLBACK")
-        raise
-
-
-@contextmanager
-def _read_transaction(connection: sqlite3.Connection) -> Iterator[None]:
-    """One snapshot for a read that takes several statements."""
-    connection.execute("BEGIN")
-    try:
-        yield
-    finally:
-        with suppress(sqlite3.Error):
-            connection.execute("ROLLBACK")
-
-
 def _ensure_schema(connection: sqlite3.Connection, path: str) -> None:
     """Create the tables on first use; refuse a schema version this code does not know."""
     if _schema_version(connection) == SCHEMA_VERSION:
@@ -219,6 +189,21 @@ def _ensure_schema(connection: sqlite3.Connection, path: str) -> None:
             )
 
 
+def _check_schema_to_read(connection: sqlite3.Connection, path: str) -> None:
+    """Refuse, without writing, a file that holds no graph or another schema version."""
+    version = _schema_version(connection)
+    if version is None:
+        raise StoreError(
+            store=f"sqlite graph store {path}", reason="the file holds no redstring graph"
+        )
+    if version != SCHEMA_VERSION:
+        raise StoreError(
+            store=f"sqlite graph store {path}",
+            reason=f"the file holds graph schema version {version}; "
+            f"this redstring reads only version {SCHEMA_VERSION}",
+        )
+
+
 def _schema_version(connection: sqlite3.Connection) -> int | None:
     """The recorded version, or `None` when the graph tables were never created."""
     if not connection.execute(
@@ -229,26 +214,6 @@ def _schema_version(connection: sqlite3.Connection) -> int | None:
         "SELECT value FROM graph_meta WHERE name = 'schema_version'"
     ).fetchone()
     return None if row is None else int(row[0])
-
-
-def _enable_wal(connection: sqlite3.Connection) -> None:
-    """Switch the file to WAL journaling, retrying while another connection holds it.
-
-    SQLite answers a journal-mode change on a busy file with `SQLITE_BUSY` at
-    once, without waiting on the busy timeout, so two processes opening a new
-    file together would otherwise fail.
-    """
-    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
-    while True:
-        try:
-            connection.execute("PRAGMA journal_mode = WAL")
-        except sqlite3.OperationalError as exc:
-            busy = exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
-            if not busy or time.monotonic() > deadline:
-                raise
-            time.sleep(_WAL_RETRY_SECONDS)
-        else:
-            return
 
 
 # -- work done on the store's thread -----------------------------------------
@@ -464,24 +429,23 @@ def _walk(
     return [by_id[other] for layer_ids in layers for other in layer_ids if other in by_id]
 
 
-class SqliteGraphStore:
+class SqliteGraphStore(AsyncClosable, GraphStore):
     """A `GraphStore` persisted in one SQLite database file.
 
     The constructor does no I/O. The file, and the graph tables in it, are
     created on first use, with WAL journaling and `synchronous=NORMAL`: a
     committed write survives the process being killed (not necessarily a
     power loss). Other processes may open the same file; each sees what the
-    others have committed, and writers wait up to `BUSY_TIMEOUT_SECONDS` for
-    one another.
+    others have committed, and writers wait for one another.
 
-    All database work runs on one thread owned by the store, so no call
-    blocks the event loop, and the calls of one store run one at a time in
-    the order they were made. Each call is one transaction, so a batch is
+    All database work runs on the store's `SqliteWorker` (one thread, one
+    connection; see `redstring.storage.adapters.sqlite`), so no call blocks
+    the event loop, and the calls of one store run one at a time in the
+    order they were made. Each call is one transaction, so a batch is
     written whole or not at all, even if the process is killed mid-batch; a
     call whose awaiting task is cancelled either never starts or runs its
     transaction to the end. Reads build new models from rows, so a caller
-    can never reach what the store holds. Reads may map up to `MMAP_BYTES`
-    of the file into memory.
+    can never reach what the store holds.
 
     With `read_only=True` the file is opened read-only and never created or
     changed: a file that holds no redstring graph is refused on first use
@@ -492,101 +456,40 @@ class SqliteGraphStore:
 
     Raises (from any method):
         ValueError: an argument is out of range.
-        StoreError: the store has been closed, the database failed, or the
-            file holds a graph schema version this code does not read; the
-            message names the path. The `sqlite3` error, if any, is the
-            `__cause__`.
+        StoreError: the database failed, or the file holds a graph schema
+            version this code does not read; the message names the path.
+            The `sqlite3` error, if any, is the `__cause__`.
+        ClosedError: the store has been closed.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self._path = os.fspath(path)
-        self._read_only = read_only
-        self._executor = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="redstring-sqlite-graph"
+        self._worker = SqliteWorker(
+            self._path,
+            store=f"sqlite graph store {self._path}",
+            resource=self._resource_name(),
+            setup=(
+                (lambda connection: _check_schema_to_read(connection, self._path))
+                if read_only
+                else (lambda connection: _ensure_schema(connection, self._path))
+            ),
+            read_only=read_only,
         )
-        self._connection: sqlite3.Connection | None = None  # used only on the store's thread
-        self._started = False
-        self._closed = False
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
         return f"{type(self).__name__}({self._path!r}, {state})"
 
-    def _error(self, reason: str) -> StoreError:
-        return StoreError(store=f"sqlite graph store {self._path}", reason=reason)
+    def _resource_name(self) -> str:
+        return f"{type(self).__name__}({self._path!r})"
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Close the connection and end the store's thread. Safe to call more than once."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            if self._started:
-                await asyncio.get_running_loop().run_in_executor(self._executor, self._disconnect)
-        finally:
-            self._executor.shutdown(wait=True)
-
-    def _disconnect(self) -> None:
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            try:
-                connection.close()
-            except sqlite3.Error as exc:
-                raise self._error(str(exc)) from exc
+    async def _release(self) -> None:
+        """Close the connection and end the store's thread."""
+        await self._worker.close()
 
     async def _run[T](self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run `work` on the store's thread with its connection, opening it if need be."""
-        if self._closed:
-            raise self._error("the store is closed")
-        self._started = True
-        return await asyncio.get_running_loop().run_in_executor(self._executor, self._call, work)
-
-    def _call[T](self, work: Callable[[sqlite3.Connection], T]) -> T:
-        try:
-            return work(self._connection or self._connect())
-        except sqlite3.Error as exc:
-            raise self._error(str(exc)) from exc
-
-    def _connect(self) -> sqlite3.Connection:
-        if self._read_only:
-            return self._connect_read_only()
-        connection = sqlite3.connect(self._path, timeout=BUSY_TIMEOUT_SECONDS, autocommit=True)
-        try:
-            _enable_wal(connection)
-            connection.execute("PRAGMA synchronous = NORMAL")
-            connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
-            _ensure_schema(connection, self._path)
-        except BaseException:
-            connection.close()
-            raise
-        self._connection = connection
-        return connection
-
-    def _connect_read_only(self) -> sqlite3.Connection:
-        if not os.path.isfile(self._path):
-            raise self._error("no such file")
-        uri = "file:" + urllib.parse.quote(os.path.abspath(self._path)) + "?mode=ro"
-        connection = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_SECONDS, autocommit=True)
-        try:
-            version = _schema_version(connection)
-            if version is None:
-                raise self._error("the file holds no redstring graph")
-            if version != SCHEMA_VERSION:
-                raise self._error(
-                    f"the file holds graph schema version {version}; "
-                    f"this redstring reads only version {SCHEMA_VERSION}"
-                )
-        except BaseException:
-            connection.close()
-            raise
-        self._connection = connection
-        return connection
+        return await self._worker.run(work)
 
     # -- writes ---------------------------------------------------------------
 

@@ -27,12 +27,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final, Protocol, Self
+from typing import TYPE_CHECKING, Final, Protocol
 
 import numpy as np
 
 from redstring.domain.exceptions import EmbeddingProviderError
 from redstring.domain.json_safety import check_text
+from redstring.ports.embedding import EmbeddingProvider
+from redstring.ports.lifetime import AsyncClosable
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -66,7 +68,7 @@ class _Engine(Protocol):
         ...
 
 
-class E5EmbeddingProvider:
+class E5EmbeddingProvider(AsyncClosable, EmbeddingProvider):
     """An `EmbeddingProvider` running multilingual-e5-small (4-bit) in this process.
 
     Constructing it loads nothing. The model is loaded by `load()`, or by
@@ -85,7 +87,6 @@ class E5EmbeddingProvider:
         self._batch_size = batch_size
         self._lock = threading.Lock()
         self._engine: _Engine | None = None
-        self._closed = False
 
     @property
     def model(self) -> str:
@@ -102,18 +103,13 @@ class E5EmbeddingProvider:
         """Whether the model is in memory now."""
         return self._engine is not None
 
-    @property
-    def closed(self) -> bool:
-        """Whether `close()` has been called."""
-        return self._closed
-
     async def load(self) -> None:
         """Load the model now rather than on the first `embed`. Does nothing if loaded.
 
         Raises:
             EmbeddingProviderError: the engine or the model file could not
                 be loaded.
-            RuntimeError: the provider is closed.
+            ClosedError: the provider is closed.
         """
         self._check_open()
         await asyncio.to_thread(self._load)
@@ -131,7 +127,7 @@ class E5EmbeddingProvider:
             ValueError: `texts` is a string or not a sequence, or an item is
                 not a string or contains NUL or an unpaired surrogate (the
                 index is named).
-            RuntimeError: the provider is closed.
+            ClosedError: the provider is closed.
         """
         if isinstance(texts, str) or not isinstance(texts, Sequence):
             raise ValueError(f"texts must be a sequence of strings, got {texts!r}")
@@ -208,23 +204,13 @@ class E5EmbeddingProvider:
             raise EmbeddingProviderError(model=MODEL, reason=f"a vector is not unit length {where}")
         return array.tolist()  # type: ignore[no-any-return]
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError(f"the {MODEL} embedding provider is closed")
+    async def _release(self) -> None:
+        """Drop the model, after any call in flight."""
+        await asyncio.to_thread(self._drop_engine)
 
-    async def close(self) -> None:
-        """Drop the model, after any call in flight. Safe to call more than once."""
-        if self._closed:
-            return
-        self._closed = True
-        await asyncio.to_thread(self._release)
-
-    def _release(self) -> None:
+    def _drop_engine(self) -> None:
         with self._lock:
             self._engine = None
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
+    def _resource_name(self) -> str:
+        return f"{type(self).__name__}(model={MODEL!r})"

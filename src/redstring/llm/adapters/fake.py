@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from enum import Enum
-from typing import Any, Final, Self
+from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
 
@@ -20,6 +20,8 @@ from redstring.domain.exceptions import (
     LlmProviderError,
     MalformedCompletionError,
 )
+from redstring.ports.lifetime import AsyncClosable
+from redstring.ports.llm import LlmProvider
 
 
 class EmptyAnswer(Enum):
@@ -50,7 +52,7 @@ def _own(answer: object, *, where: str) -> _Payload:
     raise ValueError(f"{where} must be a mapping or EMPTY, got {answer!r}")
 
 
-class FakeLlmProvider:
+class FakeLlmProvider(AsyncClosable, LlmProvider):
     """An `LlmProvider` that answers from a script or by substring of the text.
 
     Give exactly one of `script` (answers consumed in order, one per call) or
@@ -104,7 +106,6 @@ class FakeLlmProvider:
             if default is not None:
                 self._default = _own(default, where="default")
         self._calls: list[tuple[str, str | None]] = []
-        self._closed = False
 
     @property
     def model(self) -> str:
@@ -115,11 +116,6 @@ class FakeLlmProvider:
     def calls(self) -> tuple[tuple[str, str | None], ...]:
         """Every `extract` call so far, as `(text, system_prompt)` pairs, oldest first."""
         return tuple(self._calls)
-
-    @property
-    def closed(self) -> bool:
-        """Whether `close()` has been called."""
-        return self._closed
 
     async def extract[S: BaseModel](
         self, text: str, schema: type[S], *, system_prompt: str | None = None
@@ -165,12 +161,5 @@ class FakeLlmProvider:
             )
         return self._default
 
-    async def close(self) -> None:
-        """Mark the fake closed. Safe to call more than once; it holds nothing to release."""
-        self._closed = True
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
+    def _resource_name(self) -> str:
+        return f"{type(self).__name__}(model={self._model!r})"

@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Final, Self
+from typing import Final
 
 import numpy as np
 
 from redstring.domain.exceptions import EmbeddingProviderError
+from redstring.ports.embedding import EmbeddingProvider
+from redstring.ports.lifetime import AsyncClosable
 
 _BYTES_PER_COMPONENT: Final = 2
 _HALF_RANGE: Final = (2 ** (8 * _BYTES_PER_COMPONENT) - 1) / 2
 """Midpoint of the `uint16` range, a half-integer, so no component maps to zero."""
 
 
-class FakeEmbeddingProvider:
+class FakeEmbeddingProvider(AsyncClosable, EmbeddingProvider):
     """An `EmbeddingProvider` whose vectors hash the text; for tests, not for meaning.
 
     Every non-empty `embed` call is recorded in `calls`, including one that
@@ -54,7 +56,6 @@ class FakeEmbeddingProvider:
         self._dimension = dimension
         self._fail_on = fail_on
         self._calls: list[tuple[str, ...]] = []
-        self._closed = False
 
     @property
     def model(self) -> str:
@@ -70,11 +71,6 @@ class FakeEmbeddingProvider:
     def calls(self) -> tuple[tuple[str, ...], ...]:
         """The texts of every non-empty `embed` call so far, one tuple per call, oldest first."""
         return tuple(self._calls)
-
-    @property
-    def closed(self) -> bool:
-        """Whether `close()` has been called."""
-        return self._closed
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in input order; `[]` for `[]` without recording a call.
@@ -115,12 +111,5 @@ class FakeEmbeddingProvider:
         vectors = (raw.astype(np.float32) - half) / half
         return vectors.tolist()  # type: ignore[no-any-return]
 
-    async def close(self) -> None:
-        """Mark the fake closed. Safe to call more than once; it holds nothing to release."""
-        self._closed = True
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
+    def _resource_name(self) -> str:
+        return f"{type(self).__name__}(model={self._model!r})"

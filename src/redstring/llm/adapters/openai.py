@@ -21,7 +21,7 @@ import asyncio
 import math
 import re
 from collections.abc import Sequence
-from typing import Any, Final, Self
+from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
 
@@ -32,6 +32,9 @@ from redstring.domain.exceptions import (
     MalformedCompletionError,
     RefusedCompletionError,
 )
+from redstring.ports.embedding import EmbeddingProvider
+from redstring.ports.lifetime import AsyncClosable
+from redstring.ports.llm import LlmProvider
 
 try:
     import httpx
@@ -190,7 +193,6 @@ class _OpenAiHttp:
         self._attempts = max_retries + 1
         self._backoff = backoff
         self._error = error
-        self.closed = False
 
     async def post[E: BaseModel](self, path: str, payload: dict[str, Any], envelope: type[E]) -> E:
         """POST `payload` to `path` under the API root and validate the answer as `envelope`.
@@ -256,14 +258,12 @@ class _OpenAiHttp:
         return self._error(model=self.model, reason=f"POST {url} failed{tries}: {what}")
 
     async def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
+        """Close the client if this object created it; its provider calls this once."""
         if self._owns_client:
             await self._client.aclose()
 
 
-class OpenAiCompatibleLlmProvider:
+class OpenAiCompatibleLlmProvider(AsyncClosable, LlmProvider):
     """An `LlmProvider` that asks a chat-completions endpoint for JSON matching the schema.
 
     Each `extract` is one `POST {base_url}/chat/completions` (plus retries)
@@ -310,11 +310,6 @@ class OpenAiCompatibleLlmProvider:
     def model(self) -> str:
         """The model name sent to the server, and reported in errors and on extracted rows."""
         return self._http.model
-
-    @property
-    def closed(self) -> bool:
-        """Whether `close()` has been called."""
-        return self._http.closed
 
     async def extract[S: BaseModel](
         self, text: str, schema: type[S], *, system_prompt: str | None = None
@@ -375,18 +370,15 @@ class OpenAiCompatibleLlmProvider:
             )
             raise MalformedCompletionError(model=self.model, detail=f"{exc}{stopped}") from exc
 
-    async def close(self) -> None:
-        """Close the HTTP client if this adapter created it. Safe to call more than once."""
+    async def _release(self) -> None:
+        """Close the HTTP client if this adapter created it; a handed-in one stays open."""
         await self._http.close()
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
+    def _resource_name(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r})"
 
 
-class OpenAiCompatibleEmbeddingProvider:
+class OpenAiCompatibleEmbeddingProvider(AsyncClosable, EmbeddingProvider):
     """An `EmbeddingProvider` over an embeddings endpoint, in batches of `batch_size` texts.
 
     Each batch is one `POST {base_url}/embeddings` (plus retries) with
@@ -441,11 +433,6 @@ class OpenAiCompatibleEmbeddingProvider:
         """The length of every vector this provider returns, as declared."""
         return self._dimension
 
-    @property
-    def closed(self) -> bool:
-        """Whether `close()` has been called."""
-        return self._http.closed
-
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in input order; `[]` for `[]` without a request.
 
@@ -497,12 +484,9 @@ class OpenAiCompatibleEmbeddingProvider:
             model=self.model, reason=f"{reason} (batch starting at texts[{start}])"
         )
 
-    async def close(self) -> None:
-        """Close the HTTP client if this adapter created it. Safe to call more than once."""
+    async def _release(self) -> None:
+        """Close the HTTP client if this adapter created it; a handed-in one stays open."""
         await self._http.close()
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
+    def _resource_name(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r})"

@@ -8,12 +8,14 @@ so a search is one matrix-vector product rather than a Python loop
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from redstring.domain.json_safety import check_json, copy_json
 from redstring.domain.vector import VectorMatch, VectorRecord
+from redstring.ports.lifetime import AsyncClosable
+from redstring.ports.vector_store import VectorStore
 from redstring.vector.exact import (
     NO_TYPE,
     check_batch,
@@ -113,7 +115,7 @@ class _Tenant:
         return True
 
 
-class InMemoryVectorStore:
+class InMemoryVectorStore(AsyncClosable, VectorStore):
     """A `VectorStore` held in process memory, searched exactly with numpy.
 
     Keyed `(tenant_id, entity_id)`. Writes validate the whole batch before
@@ -133,14 +135,8 @@ class InMemoryVectorStore:
         """The length of every stored vector."""
         return self._dimension
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Nothing to release; present so every adapter has the same lifetime."""
+    async def _release(self) -> None:
+        self._tenants.clear()
 
     def _tenant(self, tenant_id: TenantId) -> _Tenant:
         tenant = self._tenants.get(tenant_id)

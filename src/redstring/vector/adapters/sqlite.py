@@ -24,10 +24,8 @@ import os
 import sqlite3
 import urllib.parse
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Self, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 from uuid import UUID
 
 import numpy as np
@@ -40,6 +38,14 @@ from redstring.domain.exceptions import (
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.json_safety import check_json
 from redstring.domain.vector import VectorMatch, VectorRecord
+from redstring.ports.lifetime import AsyncClosable
+from redstring.ports.vector_store import VectorStore
+from redstring.storage.adapters.sqlite import (
+    BUSY_TIMEOUT_SECONDS,
+    SqliteWorker,
+    read_transaction,
+    write_transaction,
+)
 from redstring.vector.exact import (
     NO_TYPE,
     check_batch,
@@ -51,18 +57,14 @@ from redstring.vector.exact import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterator
+    from collections.abc import Callable, Collection
+    from contextlib import AbstractContextManager
 
     from numpy.typing import NDArray
 
 
 #: The layout this module reads and writes; a file recording another is refused.
 SCHEMA_VERSION = 1
-#: How long a statement waits for another connection's write lock.
-_BUSY_TIMEOUT_SECONDS = 30.0
-#: The connection's page cache: large enough that a batch of 100,000 records
-#: at 384 dimensions writes about a third faster than with SQLite's 2 MiB.
-_CACHE_KIBIBYTES = 64 * 1024
 _SCHEMA = (
     """CREATE TABLE vector_records (
         tenant_id TEXT NOT NULL,
@@ -133,26 +135,18 @@ class _EntityIds(Sequence[EntityId]):
         return EntityId(UUID(self._texts[index]))
 
 
-@contextmanager
 def _transaction(
     connection: sqlite3.Connection, mode: Literal["DEFERRED", "IMMEDIATE"]
-) -> Iterator[None]:
-    """Commit what the block does, or roll all of it back if it raises."""
-    connection.execute(f"BEGIN {mode}")
-    try:
-        yield
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
+) -> AbstractContextManager[None]:
+    """A write transaction (`IMMEDIATE`) or one read snapshot (`DEFERRED`)."""
+    return write_transaction(connection) if mode == "IMMEDIATE" else read_transaction(connection)
 
 
 def _dumps(metadata: dict[str, Any]) -> str:
     return _ENCODER.encode(metadata)
 
 
-class SqliteVectorStore:
+class SqliteVectorStore(AsyncClosable, VectorStore):
     """A `VectorStore` kept in one SQLite file, searched exactly with numpy.
 
     Keyed `(tenant_id, entity_id)`; results equal `InMemoryVectorStore`'s for
@@ -169,8 +163,9 @@ class SqliteVectorStore:
         EmbeddingModelMismatchError: on first use, `model` was given and the
             file records vectors of another model.
         StoreError: on first use, the file records another schema version;
-            on any call, a `sqlite3` failure (wrapped, naming the path), use
-            after `close()`, or a damaged vector.
+            on any call, a `sqlite3` failure (wrapped, naming the path) or a
+            damaged vector.
+        ClosedError: the store has been closed.
 
     With `read_only=True` the file is opened read-only and never created or
     changed: one that holds no redstring vectors is refused on first use
@@ -191,10 +186,14 @@ class SqliteVectorStore:
             raise ValueError(f"model must not be blank, got {model!r}")
         self._model = model
         self._path = os.fspath(path)
-        self._executor: ThreadPoolExecutor | None = None
-        self._closed = False
+        self._worker = SqliteWorker(
+            self._path,
+            store=f"sqlite vector store {self._path}",
+            resource=self._resource_name(),
+            setup=self._check_schema,
+            read_only=read_only,
+        )
         # Touched only on the worker thread.
-        self._connection: sqlite3.Connection | None = None
         self._data_version: int | None = None
         self._snapshots: dict[str, _Snapshot] = {}
 
@@ -220,7 +219,7 @@ class SqliteVectorStore:
             if not os.path.isfile(location):
                 return None
             uri = "file:" + urllib.parse.quote(os.path.abspath(location)) + "?mode=ro"
-            connection = sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_SECONDS)
+            connection = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_SECONDS)
             try:
                 exists = connection.execute(
                     "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vector_meta'"
@@ -240,75 +239,22 @@ class SqliteVectorStore:
         except sqlite3.Error as exc:
             raise StoreError(store=f"sqlite vector store {location}", reason=str(exc)) from exc
 
-    async def __aenter__(self) -> Self:
-        return self
+    def _resource_name(self) -> str:
+        return f"{type(self).__name__}({self._path!r})"
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Close the connection and stop the worker thread. Safe to call more than once."""
-        if self._closed:
-            return
-        self._closed = True
-        executor, self._executor = self._executor, None
-        if executor is None:
-            return
-        try:
-            await asyncio.get_running_loop().run_in_executor(executor, self._disconnect)
-        except sqlite3.Error as exc:
-            raise self._error(str(exc)) from exc
-        finally:
-            executor.shutdown(wait=False)
+    async def _release(self) -> None:
+        """Close the connection and stop the worker thread."""
+        await self._worker.close()
+        self._snapshots.clear()
 
     async def _run[T](self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run `work` on the worker thread with the open connection."""
-        if self._closed:
-            raise self._error("the store is closed")
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(1, thread_name_prefix="redstring-sqlite-vectors")
-        loop = asyncio.get_running_loop()
-        try:
-            return await loop.run_in_executor(self._executor, lambda: work(self._connect()))
-        except sqlite3.Error as exc:
-            raise self._error(str(exc)) from exc
+        return await self._worker.run(work)
 
     def _error(self, reason: str) -> StoreError:
-        return StoreError(store=f"sqlite vector store {self._path}", reason=reason)
+        return self._worker.error(reason)
 
     # -- the worker thread --------------------------------------------------------
-
-    def _connect(self) -> sqlite3.Connection:
-        if self._connection is None:
-            if self._read_only and not os.path.isfile(self._path):
-                raise self._error("no such file")
-            connection = (
-                sqlite3.connect(
-                    "file:" + urllib.parse.quote(os.path.abspath(self._path)) + "?mode=ro",
-                    uri=True,
-                    timeout=_BUSY_TIMEOUT_SECONDS,
-                    autocommit=True,
-                )
-                if self._read_only
-                else sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT_SECONDS, autocommit=True)
-            )
-            try:
-                if not self._read_only:
-                    connection.execute("PRAGMA journal_mode = WAL")
-                    connection.execute("PRAGMA synchronous = NORMAL")
-                connection.execute(f"PRAGMA cache_size = -{_CACHE_KIBIBYTES}")
-                self._check_schema(connection)
-            except BaseException:
-                connection.close()
-                raise
-            self._connection = connection
-        return self._connection
-
-    def _disconnect(self) -> None:
-        connection, self._connection = self._connection, None
-        self._snapshots.clear()
-        if connection is not None:
-            connection.close()
 
     def _check_schema(self, connection: sqlite3.Connection) -> None:
         """Create the tables in a new file, or check the version and dimension of an old one."""

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from redstring.domain.exceptions import (
+    ClosedError,
     EmptyCompletionError,
     LlmProviderError,
     MalformedCompletionError,
@@ -18,6 +19,7 @@ from redstring.domain.exceptions import (
 from redstring.llm.adapters.fake import EMPTY, FakeLlmProvider
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.llm import LlmProvider
+from redstring.testing.lifetime import LifetimeCompliance
 
 
 class Person(BaseModel):
@@ -234,21 +236,21 @@ async def test_every_call_is_recorded_with_its_system_prompt_even_when_it_fails(
     assert provider.calls == (("first", "be terse"), ("second", None), ("third", ""))
 
 
-async def test_close_is_idempotent() -> None:
-    provider = FakeLlmProvider(script=[])
+class TestFakeLlmProviderLifetime(LifetimeCompliance):
+    port = LlmProvider
 
+    def new_adapter(self) -> FakeLlmProvider:
+        return FakeLlmProvider(script=[person("Ada")])
+
+
+async def test_a_closed_fake_answers_nothing_and_records_no_call() -> None:
+    provider = FakeLlmProvider(model="fake/closed", script=[person("Ada")])
     await provider.close()
-    await provider.close()
 
-    assert provider.closed
+    with pytest.raises(ClosedError, match=r"FakeLlmProvider\(model='fake/closed'\) is closed"):
+        await provider.extract("Ada", Person)
 
-
-async def test_the_context_manager_yields_the_provider_and_closes_it() -> None:
-    async with FakeLlmProvider(script=[person("Ada")]) as provider:
-        assert (await provider.extract("Ada", Person)).name == "Ada"
-        assert not provider.closed
-
-    assert provider.closed
+    assert provider.calls == ()
 
 
 async def test_the_context_manager_does_not_swallow_an_exception() -> None:

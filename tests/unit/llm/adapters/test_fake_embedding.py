@@ -15,11 +15,12 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from redstring.domain.exceptions import EmbeddingProviderError
+from redstring.domain.exceptions import ClosedError, EmbeddingProviderError
 from redstring.domain.vector import cosine_similarity
 from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.lifetime import AsyncClosable
+from redstring.testing.lifetime import LifetimeCompliance
 
 texts = st.text(max_size=30)
 SMALL = 16
@@ -191,21 +192,22 @@ async def test_mutating_a_returned_vector_does_not_change_a_later_one() -> None:
     assert (await provider.embed(["Ada"]))[0] == expected
 
 
-async def test_close_is_idempotent() -> None:
-    provider = FakeEmbeddingProvider()
+class TestFakeEmbeddingProviderLifetime(LifetimeCompliance):
+    port = EmbeddingProvider
 
+    def new_adapter(self) -> FakeEmbeddingProvider:
+        return FakeEmbeddingProvider(dimension=SMALL)
+
+
+async def test_a_closed_fake_embeds_nothing_and_records_no_call() -> None:
+    provider = FakeEmbeddingProvider(model="fake/closed", dimension=SMALL)
     await provider.close()
-    await provider.close()
 
-    assert provider.closed
+    with pytest.raises(ClosedError, match=r"FakeEmbeddingProvider\(model='fake/closed'\)"):
+        await provider.embed(["Ada"])
 
-
-async def test_the_context_manager_yields_the_provider_and_closes_it() -> None:
-    async with FakeEmbeddingProvider(dimension=SMALL) as provider:
-        assert len(await provider.embed(["Ada"])) == 1
-        assert not provider.closed
-
-    assert provider.closed
+    assert provider.calls == ()
+    assert (provider.model, provider.dimension) == ("fake/closed", SMALL)
 
 
 async def test_the_context_manager_does_not_swallow_an_exception() -> None:

@@ -26,6 +26,7 @@ from redstring import (
     build_graph,
 )
 from redstring.domain.exceptions import (
+    ClosedError,
     EmbeddingProviderError,
     EmptyCompletionError,
     LlmProviderError,
@@ -40,6 +41,7 @@ from redstring.llm.adapters.openai import (
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.llm import LlmProvider
+from redstring.testing.lifetime import LifetimeCompliance
 from tests.unit.llm.adapters.openai_server import FakeOpenAiServer, Reply
 
 if TYPE_CHECKING:
@@ -719,6 +721,41 @@ async def test_leaving_the_context_closes_and_lets_the_exception_through(
         await fail_inside()
 
     assert embeddings.closed
+
+
+class TestOpenAiLlmLifetime(LifetimeCompliance):
+    port = LlmProvider
+
+    def new_adapter(self) -> OpenAiCompatibleLlmProvider:
+        return OpenAiCompatibleLlmProvider(
+            base_url=f"http://127.0.0.1:{free_port()}/v1", model=MODEL
+        )
+
+
+class TestOpenAiEmbeddingLifetime(LifetimeCompliance):
+    port = EmbeddingProvider
+
+    def new_adapter(self) -> OpenAiCompatibleEmbeddingProvider:
+        return OpenAiCompatibleEmbeddingProvider(
+            base_url=f"http://127.0.0.1:{free_port()}/v1", model=EMBEDDING_MODEL, dimension=2
+        )
+
+
+async def test_a_closed_adapter_sends_nothing_and_leaves_a_handed_in_client_open(
+    server: FakeOpenAiServer, client: httpx.AsyncClient
+) -> None:
+    model = llm(server, client)
+    embeddings = embedder(server, client)
+    await model.close()
+    await embeddings.close()
+
+    with pytest.raises(ClosedError, match=r"OpenAiCompatibleLlmProvider\(model='llama3.2'\)"):
+        await model.extract("Ada", Person)
+    with pytest.raises(ClosedError, match="nomic-embed-text"):
+        await embeddings.embed(["Ada"])
+
+    assert server.requests() == []
+    assert not client.is_closed
 
 
 # --- construction ---------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from redstring.domain.exceptions import (
+    ClosedError,
     DimensionMismatchError,
     EmbeddingModelMismatchError,
     StoreError,
@@ -108,7 +109,7 @@ async def test_a_closed_store_refuses_to_work(open_store: Opener, tmp_path: Path
     store = open_store(tmp_path / "vectors.db")
     await store.upsert(entity_id(1), basis(0), TENANT)
     await store.close()
-    with pytest.raises(StoreError, match="closed"):
+    with pytest.raises(ClosedError, match=r"vectors\.db'\) is closed"):
         await store.get(entity_id(1), TENANT)
 
 

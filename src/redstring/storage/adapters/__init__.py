@@ -1,0 +1,1 @@
+"""Storage machinery, one module per backend."""
