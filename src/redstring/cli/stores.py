@@ -74,8 +74,10 @@ def _choice_for(model: str) -> str | None:
 
 @dataclass
 class Database:
-    """The stores one `--db` names, the embedding model its vectors were made with,
-    and, when opened for writing, the event log that records what was written.
+    """The stores one `--db` names, and the embedding model its vectors were made with.
+
+    Opened for writing, it holds the file's event log too, which records
+    every import and build.
     """
 
     location: str
