@@ -1,0 +1,1 @@
+"""Benchmarks: scripts that measure redstring, and the labelled sets they share."""
