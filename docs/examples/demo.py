@@ -21,7 +21,7 @@ SEARCHES = [
     ("another misspelling", "Johanesburg", []),
     ("a paraphrase: only the semantic channel can see it", "capital of Japan", []),
     ("an older name: the semantic channel knows Beijing", "Peking", ["--mode", "semantic"]),
-    ("the same query, lexical only: look-alike spellings", "Peking", ["--mode", "lexical"]),
+    ("the same query, lexical only: Beijing's alias Pekin", "Peking", ["--mode", "lexical"]),
 ]
 
 

@@ -28,13 +28,14 @@ ENTITIES = [
 # Queries for "Charles Babbage", and what each one changes about the name.
 QUERIES = {
     "Charles Babbage": "nothing",
-    "charles   BABBAGE": "case and spacing",
     "Charles Babage": "a letter dropped",
     "Chrales Babbage": "two letters swapped",
     "Charlie Babbage": "first name, same start",
     "Chuck Babbage": "a nickname",
     "Babbage": "surname alone",
     "Mr Charles Babbage": "a title in front",
+    "Babbage, Charles": "reordered",
+    "チャールズ・バベッジ": "another script",
 }
 
 
@@ -53,7 +54,6 @@ async def main() -> dict[str, object]:
         vector_store=vectors,
     )
     retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
-
     embed_calls = {}
     for mode in RetrievalMode:
         before = len(embeddings.calls)

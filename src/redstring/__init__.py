@@ -6,8 +6,8 @@ store; both stores are projections of an append-only event log, so `replay`
 rebuilds either. Blocking keys and Jaro-Winkler similarity find candidate
 duplicates. `Retriever` answers a free-text query with ranked entities,
 fusing a semantic channel (the query's embedding searched in the vector
-store) and a lexical channel (blocking-key candidates scored by string
-similarity) by reciprocal rank. The stores and models are ports, with
+store) and a lexical channel (name and alias candidates from a trigram
+index, scored by string similarity) by reciprocal rank. The stores and models are ports, with
 in-memory adapters for tests and small jobs and fakes that stand in for the
 models.
 
@@ -59,7 +59,8 @@ from redstring.domain.exceptions import (
     UnknownDomainError,
 )
 from redstring.domain.ids import EntityId, RelationshipId, SourceId, TenantId
-from redstring.domain.normalization import normalize_name
+from redstring.domain.names import NAME_CANDIDATE_LIMIT
+from redstring.domain.normalization import fold_name, normalize_name
 from redstring.domain.relationship import Relationship
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.domain.similarity import string_similarity
@@ -95,6 +96,7 @@ from redstring.ports import (
     GraphStore,
     GraphWriter,
     LlmProvider,
+    NameCandidateReader,
     StoredEvent,
     VectorPurge,
     VectorReader,
@@ -112,6 +114,7 @@ __all__ = [
     "DEFAULT_DOMAIN",
     "DEFAULT_STRATEGIES",
     "EMPTY",
+    "NAME_CANDIDATE_LIMIT",
     "PREFIX_LENGTH",
     "AsyncClosable",
     "AutoDomain",
@@ -155,6 +158,7 @@ __all__ = [
     "LlmProviderError",
     "MalformedCompletionError",
     "MissingEntityError",
+    "NameCandidateReader",
     "PartialExtractionError",
     "Projection",
     "RedstringError",
@@ -192,6 +196,7 @@ __all__ = [
     "entity_type_key",
     "event_from_json",
     "event_to_json",
+    "fold_name",
     "get_domain",
     "import_entities",
     "normalize_name",

@@ -22,11 +22,18 @@ from redstring.domain.exceptions import (
     EmbeddingProviderError,
     PartialExtractionError,
 )
+from redstring.domain.json_safety import shown
 from redstring.domain.source import SourceDocument
+from redstring.domain.validation import check_collaborator, check_tenant_id
 from redstring.domain.vector import VectorRecord
 from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.extraction.domains import DEFAULT_DOMAIN, classify_domain, get_domain
 from redstring.extraction.pipeline import ExtractionPipeline
+from redstring.ports.embedding import EmbeddingProvider
+from redstring.ports.event_log import EventLog
+from redstring.ports.graph_store import GraphStore
+from redstring.ports.llm import LlmProvider
+from redstring.ports.vector_store import VectorStore
 from redstring.projections.graph import GraphProjection
 from redstring.projections.vector import VectorProjection
 
@@ -37,11 +44,6 @@ if TYPE_CHECKING:
     from redstring.domain.events import Event
     from redstring.domain.ids import TenantId
     from redstring.extraction.chunking import Chunker
-    from redstring.ports.embedding import EmbeddingProvider
-    from redstring.ports.event_log import EventLog
-    from redstring.ports.graph_store import GraphStore
-    from redstring.ports.llm import LlmProvider
-    from redstring.ports.vector_store import VectorStore
 
 
 class AutoDomain(Enum):
@@ -114,9 +116,10 @@ async def build_graph(
     the same document again leaves the stores as they were.
 
     Raises:
-        ValueError: `document` is not a `SourceDocument`, only one of
-            `embedding_provider` and `vector_store` is given, or
-            `concurrency < 1`.
+        ValueError: `document` is not a `SourceDocument`, a collaborator
+            does not implement its port, `tenant_id` is not a `uuid.UUID`,
+            only one of `embedding_provider` and `vector_store` is given,
+            or `concurrency` is not an integer within `1..MAX_CONCURRENCY`.
         DimensionMismatchError: their dimensions differ.
         UnknownDomainError: `domain` names no bundled domain.
         PartialExtractionError: some chunks failed, and neither
@@ -130,6 +133,18 @@ async def build_graph(
         raise ValueError(
             f"document must be a SourceDocument, got {type(document).__name__}: {document!r:.80}"
         )
+    check_collaborator(provider, LlmProvider, argument="provider")
+    check_collaborator(store, GraphStore, argument="store")
+    check_tenant_id(tenant_id)
+    for argument, value, port in (
+        ("embedding_provider", embedding_provider, EmbeddingProvider),
+        ("vector_store", vector_store, VectorStore),
+        ("event_log", event_log, EventLog),
+    ):
+        if value is not None:
+            check_collaborator(value, port, argument=argument)
+    if not (domain is None or domain is AUTO or isinstance(domain, str)):
+        raise ValueError(f"domain must be a domain id, AUTO or None, got {shown(domain)}")
     if (embedding_provider is None) != (vector_store is None):
         raise ValueError("embedding_provider and vector_store go together: pass both or neither")
     if (

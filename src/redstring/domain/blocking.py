@@ -29,6 +29,7 @@ when nothing is left there is no soundex key rather than a junk one.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -37,8 +38,6 @@ import jellyfish
 from redstring.domain.normalization import normalize_name
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from redstring.domain.entity import Entity
 
 #: How many characters of the normalized name the prefix key keeps.
@@ -102,14 +101,22 @@ def soundex_key_for_name(name: str) -> str | None:
     return _SOUNDEX + jellyfish.soundex(letters)
 
 
+def _field(entity: Entity, name: str) -> str:
+    """`entity`'s text field `name`, or `ValueError` when `entity` is no entity."""
+    value = getattr(entity, name, None)
+    if not isinstance(value, str):
+        raise ValueError(f"entity must be an Entity, got {type(entity).__name__} {entity!r:.80}")
+    return value
+
+
 def prefix_key(entity: Entity) -> str:
     """`prefix_key_for_name` of the entity's name. See that function."""
-    return prefix_key_for_name(entity.name)
+    return prefix_key_for_name(_field(entity, "name"))
 
 
 def soundex_key(entity: Entity) -> str | None:
     """`soundex_key_for_name` of the entity's name. See that function."""
-    return soundex_key_for_name(entity.name)
+    return soundex_key_for_name(_field(entity, "name"))
 
 
 def query_blocking_keys(query: str) -> list[str]:
@@ -134,7 +141,7 @@ def entity_type_key(entity: Entity) -> str:
     Exists so that no entity is unblockable: a name of digits or CJK has no
     soundex key, but every entity has a type.
     """
-    return _TYPE + normalize_name(entity.entity_type)
+    return _TYPE + normalize_name(_field(entity, "entity_type"))
 
 
 def blocking_keys_for(
@@ -145,7 +152,14 @@ def blocking_keys_for(
 
     A strategy that yields nothing for this entity (soundex of a name with no
     ASCII letters) contributes nothing.
+
+    Raises:
+        ValueError: `entity` is not an entity, or `strategies` is not an
+            iterable of strategies.
     """
+    _field(entity, "name")
+    if isinstance(strategies, str) or not isinstance(strategies, Iterable):
+        raise ValueError(f"strategies must be an iterable of strategies, got {strategies!r:.80}")
     keys: set[str] = set()
     for strategy in strategies:
         match BlockingKeyStrategy(strategy):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Self
 
 from pydantic import (
     BaseModel,
@@ -14,8 +14,9 @@ from pydantic import (
     model_validator,
 )
 
+from redstring.domain.blocking import blocking_keys_for
 from redstring.domain.ids import EntityId, SourceId, TenantId  # noqa: TC001 - pydantic needs them
-from redstring.domain.json_safety import check_json, check_text
+from redstring.domain.json_safety import check_json, check_name, check_text, shown
 from redstring.domain.normalization import normalize_name
 
 
@@ -31,12 +32,18 @@ class ExtractionMethod(StrEnum):
 class Entity(BaseModel):
     """A named thing of some type, owned by one tenant.
 
-    Immutable: change one with `model_copy(update=...)`. `name` is stored as
+    Immutable: change one with `model_copy(update=...)`, which does not
+    validate the update; every store re-checks what it is given
+    (`redstring.domain.validation.check_entities`). `name` is stored as
     given and must not be blank; `normalized_name` defaults to
     `normalize_name(name)` but may carry an extractor's own form. Every string
     reachable in a field must be storable (no NUL, no unpaired surrogate).
-    `confidence` is on `0..1` inclusive. `blocking_keys` is `None` until keys
-    have been computed (see `redstring.domain.blocking`).
+    `name`, `normalized_name` and `entity_type` are at most `MAX_NAME_LENGTH`
+    characters, and `properties` is held to the payload limits of
+    `redstring.domain.limits`. `confidence` is on `0..1` inclusive.
+    `blocking_keys` given (an extractor's own, or `None` for "not computed")
+    are kept as given; left out, they are computed with `blocking_keys_for`,
+    so an entity built by hand is blocked like an extracted one.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -65,21 +72,34 @@ class Entity(BaseModel):
             return {**data, "normalized_name": normalize_name(data["name"])}
         return data
 
+    @model_validator(mode="after")
+    def _default_blocking_keys(self) -> Self:
+        if "blocking_keys" not in self.model_fields_set:
+            # Frozen: the computed keys are set the way pydantic sets a field.
+            object.__setattr__(self, "blocking_keys", blocking_keys_for(self))
+            self.model_fields_set.add("blocking_keys")
+        return self
+
     @field_validator("name")
     @classmethod
     def _name_not_blank(cls, value: str) -> str:
         if not value.strip():
-            raise ValueError(f"name must not be blank: {value!r}")
-        return check_text(value, field="name")
+            raise ValueError(f"name must not be blank: {shown(value)}")
+        return check_name(value, argument="name")
 
     @field_validator("entity_type")
     @classmethod
     def _type_not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError(f"entity_type must not be blank: {value!r}")
-        return check_text(value, field="entity_type")
+        return check_name(value, argument="entity_type")
 
-    @field_validator("normalized_name", "description", "source_id", "model")
+    @field_validator("normalized_name")
+    @classmethod
+    def _normalized_name_is_bounded(cls, value: str) -> str:
+        return check_name(value, argument="normalized_name")
+
+    @field_validator("description", "source_id", "model")
     @classmethod
     def _text_is_storable(cls, value: str | None) -> str | None:
         return None if value is None else check_text(value, field="text field")

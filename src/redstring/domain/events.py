@@ -167,7 +167,13 @@ _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
 
 def event_to_json(event: Event) -> str:
-    """The event as JSON text, the stored format that `event_from_json` reads."""
+    """The event as JSON text, the stored format that `event_from_json` reads.
+
+    Raises:
+        ValueError: `event` is not an event.
+    """
+    if not isinstance(event, DocumentExtracted | EntitiesEmbedded):
+        raise ValueError(f"event must be an event, got {type(event).__name__} {event!r:.80}")
     return event.model_dump_json()
 
 

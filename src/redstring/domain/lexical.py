@@ -17,9 +17,13 @@ under a stated scale.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from redstring.domain.similarity import string_similarity
+from jellyfish import jaro_winkler_similarity, levenshtein_distance
+
+from redstring.domain.names import MAX_NAME_CHARS, entity_names
+from redstring.domain.normalization import fold_name
 
 if TYPE_CHECKING:
     from redstring.domain.entity import Entity
@@ -34,25 +38,70 @@ if TYPE_CHECKING:
 PROPERTY_WEIGHT = 0.6
 
 
+@lru_cache(maxsize=1 << 16)
+def _forms(text: str) -> tuple[str, str]:
+    """The folded first `MAX_NAME_CHARS` characters of `text`, and its words sorted."""
+    folded = fold_name(text[:MAX_NAME_CHARS])
+    return folded, " ".join(sorted(folded.split()))
+
+
+def _levenshtein_similarity(left: str, right: str) -> float:
+    """One minus the edit distance over the longer length: `1.0` equal, `0.0` nothing kept."""
+    longest = max(len(left), len(right))
+    return 1.0 - levenshtein_distance(left, right) / longest if longest else 1.0
+
+
+def _similarity(query: tuple[str, str], name: tuple[str, str]) -> float:
+    """The mean of the best Jaro-Winkler and the best normalized Levenshtein (ADR 0015)."""
+    if query[0] == name[0] or query[1] == name[1]:
+        return 1.0
+    winkler = jaro_winkler_similarity(query[0], name[0])
+    edits = _levenshtein_similarity(query[0], name[0])
+    if query[1] != query[0] or name[1] != name[0]:
+        winkler = max(winkler, jaro_winkler_similarity(query[1], name[1]))
+        edits = max(edits, _levenshtein_similarity(query[1], name[1]))
+    return float(winkler + edits) / 2
+
+
+def name_similarity(left: str, right: str) -> float:
+    """How alike two names are, on `0..1`, after `fold_name` on both.
+
+    The mean of Jaro-Winkler and of normalized Levenshtein similarity, each
+    the better of the folded names and of their words sorted, so "Lovelace,
+    Ada" scores as "Ada Lovelace" does (ADR 0015). Only the
+    first `MAX_NAME_CHARS` characters of each side count, which bounds the
+    cost on a huge string. Equal folded names score `1.0`; one empty side
+    against a non-empty one scores `0.0`.
+    """
+    return _similarity(_forms(left), _forms(right))
+
+
 def lexical_score(query: str, entity: Entity) -> float:
     """How well `entity` matches `query` lexically, on `0..1`.
 
-    The best of: the name, the extractor's `normalized_name`, and each string
-    value in `properties` at `PROPERTY_WEIGHT`. Casing and whitespace are not
-    differences -- `string_similarity` normalizes both sides, and this reuses
-    it rather than growing a second normalization, because two normalizations
-    that agree today are how two subsystems disagree in six months.
+    The best of: the name, the extractor's `normalized_name`, each string in
+    a list under `properties["aliases"]` (all at full weight), and each other
+    string value in `properties` at `PROPERTY_WEIGHT`, each compared with
+    `name_similarity`. Casing, accents, punctuation and word order are not
+    differences; only the first `MAX_NAME_CHARS` characters of each side
+    count.
 
     Non-string property values are skipped rather than coerced. `properties`
     is free-form JSON, and `str(7)` would invent a match against the query
     `"7"` that no caller asked for -- the same reading `ports/vector_store.py`
     gives a non-string `entity_type`.
     """
-    best = max(
-        string_similarity(query, entity.name),
-        string_similarity(query, entity.normalized_name),
-    )
+    wanted = _forms(query)
+    best = 0.0
+    scored: set[str] = set()
+    for name in entity_names(entity):
+        forms = _forms(name)
+        if forms[0] not in scored:
+            scored.add(forms[0])
+            best = max(best, _similarity(wanted, forms))
+    if best == 1.0 or not entity.properties:
+        return best
     for value in entity.properties.values():
         if isinstance(value, str):
-            best = max(best, PROPERTY_WEIGHT * string_similarity(query, value))
+            best = max(best, PROPERTY_WEIGHT * _similarity(wanted, _forms(value)))
     return best

@@ -1,11 +1,58 @@
-"""The one name normalization every comparison in redstring goes through."""
+"""The name normalizations every comparison in redstring goes through.
+
+`normalize_name` is the identity form: ids are derived from it, so it never
+changes. `fold_name` is the matching form that keys, the name index and
+lexical scoring share; see ADR 0015.
+"""
 
 from __future__ import annotations
+
+import unicodedata
+from functools import lru_cache
+
+#: ASCII punctuation and symbols, each read as a word break by `fold_name`.
+_ASCII_BREAKS = str.maketrans(
+    {character: " " for character in map(chr, range(128)) if not character.isalnum()}
+)
+#: Unicode categories `fold_name` reads as a word break: punctuation,
+#: symbols, separators and control characters.
+_BREAK_CATEGORIES = frozenset("PSZC")
 
 
 def normalize_name(name: str) -> str:
     """Casefold, strip, and collapse each whitespace run to one space.
 
-    Total: never raises, and an all-whitespace name normalizes to `""`.
+    Total over strings: an all-whitespace name normalizes to `""`.
+
+    Raises:
+        ValueError: `name` is not a string.
     """
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a string, got {type(name).__name__} {name!r:.80}")
     return " ".join(name.casefold().split())
+
+
+@lru_cache(maxsize=1 << 16)
+def fold_name(name: str) -> str:
+    """The form two spellings of one name share: casefolded, unaccented, unpunctuated.
+
+    `normalize_name`, then NFKD with combining marks dropped ("Müñoz" folds
+    to "munoz", the ligature "ﬁ" to "fi"), then every punctuation mark,
+    symbol or control character read as a space ("Smith, John" folds to
+    "smith john", "O'Brien" to "o brien"), then whitespace collapsed. Letters
+    and digits of every script are kept. Total and deterministic; a name of
+    punctuation only folds to `""`. Results are cached (the function is pure).
+    """
+    if name.isascii():
+        return " ".join(name.casefold().translate(_ASCII_BREAKS).split())
+    decomposed = unicodedata.normalize("NFKD", name.casefold())
+    kept = []
+    for character in decomposed:
+        if unicodedata.combining(character):
+            continue
+        if unicodedata.category(character)[0] in _BREAK_CATEGORIES:
+            kept.append(" ")
+        else:
+            kept.append(character)
+    # NFKD can produce capitals (for example from some compatibility forms).
+    return " ".join("".join(kept).casefold().split())

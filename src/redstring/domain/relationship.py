@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from redstring.domain.entity import ExtractionMethod
 from redstring.domain.ids import EntityId, RelationshipId, SourceId, TenantId  # noqa: TC001
-from redstring.domain.json_safety import check_json, check_text
+from redstring.domain.json_safety import check_json, check_name, check_text
 
 
 class Relationship(BaseModel):
@@ -38,7 +38,7 @@ class Relationship(BaseModel):
     def _type_not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError(f"relationship_type must not be blank: {value!r}")
-        return check_text(value, field="relationship_type")
+        return check_name(value, argument="relationship_type")
 
     @field_validator("description", "source_id", "model")
     @classmethod

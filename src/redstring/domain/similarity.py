@@ -12,7 +12,15 @@ def string_similarity(left: str, right: str) -> float:
 
     `1.0` means equal after normalization. Two names that both normalize to
     nothing are equal (`1.0`); one empty side against a non-empty one is `0.0`.
+
+    Raises:
+        ValueError: `left` or `right` is not a string.
     """
+    for argument, value in (("left", left), ("right", right)):
+        if not isinstance(value, str):
+            raise ValueError(
+                f"{argument} must be a string, got {type(value).__name__} {value!r:.80}"
+            )
     a, b = normalize_name(left), normalize_name(right)
     if a == b:
         return 1.0

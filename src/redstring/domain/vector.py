@@ -11,15 +11,13 @@ reports a distance.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from redstring.domain.ids import EntityId, TenantId  # noqa: TC001 - pydantic needs them
 from redstring.domain.json_safety import check_json
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
 
 
 class VectorRecord(BaseModel):
@@ -65,9 +63,14 @@ def cosine_similarity(left: Sequence[float], right: Sequence[float]) -> float:
     large nor very small components overflow or underflow the squares.
 
     Raises:
-        ValueError: the lengths differ, either vector is zero, or a component
-            is NaN or infinite.
+        ValueError: either side is not a sequence of numbers, the lengths
+            differ, either vector is zero, or a component is NaN or infinite.
     """
+    for argument, value in (("left", left), ("right", right)):
+        if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+            raise ValueError(f"{argument} must be a sequence of numbers, got {value!r:.80}")
+        if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in value):
+            raise ValueError(f"{argument} must hold only numbers, got {value!r:.80}")
     if len(left) != len(right):
         raise ValueError(f"vectors differ in length: {len(left)} and {len(right)}")
     scaled = []

@@ -66,6 +66,9 @@ class SlidingWindowChunker:
     """
 
     def __init__(self, *, size: int = 4000, overlap: int = 200, min_size: int = 200) -> None:
+        for argument, value in (("size", size), ("overlap", overlap), ("min_size", min_size)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{argument} must be an integer, got {value!r:.80}")
         if size < 1:
             raise ValueError(f"size must be >= 1, got {size}")
         if not 0 <= overlap < size:
@@ -80,7 +83,13 @@ class SlidingWindowChunker:
         self._shortest_cut = max(min_size, overlap + 1)
 
     def chunk(self, text: str) -> list[Chunk]:
-        """The chunks of `text`, in document order; `[]` for `""`."""
+        """The chunks of `text`, in document order; `[]` for `""`.
+
+        Raises:
+            ValueError: `text` is not a string.
+        """
+        if not isinstance(text, str):
+            raise ValueError(f"text must be a string, got {type(text).__name__} {text!r:.80}")
         length = len(text)
         chunks: list[Chunk] = []
         start = 0

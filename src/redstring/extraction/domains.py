@@ -200,7 +200,10 @@ def get_domain(domain_id: str) -> DomainPrompt:
 
     Raises:
         UnknownDomainError: no bundled domain has this id.
+        ValueError: `domain_id` is not a string.
     """
+    if not isinstance(domain_id, str):
+        raise ValueError(f"domain_id must be a string, got {type(domain_id).__name__}")
     try:
         return _DOMAINS[domain_id]
     except KeyError:

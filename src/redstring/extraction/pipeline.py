@@ -8,19 +8,25 @@ from typing import TYPE_CHECKING
 
 from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.exceptions import LlmProviderError
+from redstring.domain.json_safety import check_name, shown
+from redstring.domain.limits import MAX_CONCURRENCY
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
+from redstring.domain.source import SourceDocument
+from redstring.domain.validation import check_collaborator, check_integer, check_tenant_id
 from redstring.extraction.chunking import Chunk, Chunker, SlidingWindowChunker
 from redstring.extraction.mapping import MappedChunk, map_extraction, relationship_id_for
 from redstring.extraction.schema import Extraction
+from redstring.ports.llm import LlmProvider
+
+#: A system prompt is the caller's own text, so it is bounded only loosely.
+_MAX_PROMPT = 1_000_000
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from redstring.domain.ids import EntityId, RelationshipId, SourceId, TenantId
-    from redstring.domain.source import SourceDocument
     from redstring.extraction.schema import ExtractedRelationship
-    from redstring.ports.llm import LlmProvider
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,14 +66,17 @@ class ExtractionPipeline:
     writes no store.
 
     Raises:
-        ValueError: `concurrency < 1`.
+        ValueError: `provider` or `chunker` does not implement its port, or
+            `concurrency` is not an integer within `1..MAX_CONCURRENCY`.
     """
 
     def __init__(
         self, provider: LlmProvider, *, chunker: Chunker | None = None, concurrency: int = 1
     ) -> None:
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        check_collaborator(provider, LlmProvider, argument="provider")
+        if chunker is not None:
+            check_collaborator(chunker, Chunker, argument="chunker")
+        check_integer(concurrency, argument="concurrency", minimum=1, maximum=MAX_CONCURRENCY)
         self._provider = provider
         self._chunker = chunker if chunker is not None else SlidingWindowChunker()
         self._concurrency = concurrency
@@ -85,6 +94,10 @@ class ExtractionPipeline:
         way. A chunk whose call raises `LlmProviderError` is recorded
         in `failed_chunks`, not raised; any other error propagates.
         """
+        if not isinstance(document, SourceDocument):
+            raise ValueError(f"document must be a SourceDocument, got {shown(document)}")
+        check_tenant_id(tenant_id)
+        check_name(system_prompt, argument="system_prompt", maximum=_MAX_PROMPT)
         chunks = self._chunker.chunk(document.text)
         outcomes = await self._extract_all(chunks, system_prompt)
         mapped: list[MappedChunk] = []

@@ -11,6 +11,7 @@ from redstring.ports.graph_store import (
     GraphReader,
     GraphStore,
     GraphWriter,
+    NameCandidateReader,
 )
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.llm import LlmProvider
@@ -25,6 +26,7 @@ __all__ = [
     "GraphStore",
     "GraphWriter",
     "LlmProvider",
+    "NameCandidateReader",
     "StoredEvent",
     "VectorPurge",
     "VectorReader",

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from redstring.domain.names import NAME_CANDIDATE_LIMIT
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -18,8 +20,33 @@ if TYPE_CHECKING:
 
 
 @runtime_checkable
-class GraphReader(Protocol):
-    """Reads entities and relationships."""
+class NameCandidateReader(Protocol):
+    """Finds the entities whose names share enough with a free-text query."""
+
+    async def find_name_candidates(
+        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    ) -> list[Entity]:
+        """The tenant's entities sharing the most name units with `query`, best first.
+
+        Units are those of `redstring.domain.names`: an entity's come from its
+        name, its `normalized_name` and each string in a list under
+        `properties["aliases"]`. A candidate shares at least
+        `MIN_SHARED_UNITS` distinct units with the query; candidates are
+        ordered by how many they share, most first, then by `str(id)`, and
+        at most `limit` are returned. `[]` when nothing shares enough (the
+        index abstains rather than guesses). Answered from an index, never
+        by scanning the tenant. See ADR 0014.
+
+        Raises:
+            ValueError: `query` is not a string, or `limit` is not a
+                non-negative integer.
+        """
+        ...
+
+
+@runtime_checkable
+class GraphReader(NameCandidateReader, Protocol):
+    """Reads entities and relationships, and finds name candidates."""
 
     async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
         """The entity, or `None` when the tenant holds no such id."""
@@ -46,7 +73,8 @@ class GraphReader(Protocol):
         """Entities whose normalized name and/or type match exactly.
 
         `name` is compared after `normalize_name` on both sides; `entity_type`
-        exactly. Ordered by `str(id)`; `limit` must not be negative.
+        exactly. Ordered by `str(id)`; `limit` is `None` (no limit) or an
+        integer within `0..MAX_LIMIT`.
         """
         ...
 
@@ -86,7 +114,8 @@ class GraphReader(Protocol):
     ) -> list[Entity]:
         """Entities within `depth` hops, either direction, excluding the start.
 
-        Ordered by hop count, then `str(id)`. `depth` must be at least 1.
+        Ordered by hop count, then `str(id)`. `depth` is an integer within
+        `1..MAX_DEPTH`; the walk stops early when a hop finds nothing new.
         """
         ...
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from redstring.domain.events import DocumentExtracted
+from redstring.domain.validation import check_collaborator
+from redstring.ports.graph_store import GraphWriter
 
 if TYPE_CHECKING:
     from redstring.domain.events import Event
-    from redstring.ports.graph_store import GraphWriter
 
 
 class GraphProjection:
@@ -19,7 +20,7 @@ class GraphProjection:
     """
 
     def __init__(self, store: GraphWriter) -> None:
-        self._store = store
+        self._store = check_collaborator(store, GraphWriter, argument="store")
 
     async def apply(self, event: Event) -> None:
         """Fold one event into the store; events of other kinds are ignored.

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from redstring.domain.validation import check_collaborator
+from redstring.ports.event_log import EventLog
+
 if TYPE_CHECKING:
     from redstring.domain.events import Event
     from redstring.domain.ids import TenantId
-    from redstring.ports.event_log import EventLog
 
 
 @runtime_checkable
@@ -34,8 +36,11 @@ async def replay(
     replaying again from the same `after` is safe.
 
     Raises:
-        ValueError: `after` is negative.
+        ValueError: `after` is negative, or `log` or a projection is not one.
     """
+    check_collaborator(log, EventLog, argument="log")
+    for index, projection in enumerate(projections):
+        check_collaborator(projection, Projection, argument=f"projections[{index}]")
     last = after
     for stored in await log.read(after=after, tenant_id=tenant_id):
         for projection in projections:

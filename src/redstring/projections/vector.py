@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING
 
 from redstring.domain.events import EntitiesEmbedded
 from redstring.domain.exceptions import DimensionMismatchError
+from redstring.domain.validation import check_collaborator
+from redstring.ports.vector_store import VectorStore
 
 if TYPE_CHECKING:
     from redstring.domain.events import Event
-    from redstring.ports.vector_store import VectorStore
 
 
 class VectorProjection:
@@ -21,7 +22,7 @@ class VectorProjection:
     """
 
     def __init__(self, store: VectorStore) -> None:
-        self._store = store
+        self._store = check_collaborator(store, VectorStore, argument="store")
 
     async def apply(self, event: Event) -> None:
         """Fold one event into the store; events of other kinds are ignored.

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from redstring.domain.blocking import prefix_key
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.ids import EntityId
+from redstring.domain.limits import MAX_DEPTH, MAX_LIMIT, MAX_NAME_LENGTH
 from redstring.ports.graph_store import GraphStore
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from redstring.testing.lifetime import LifetimeCompliance
@@ -64,7 +65,10 @@ class GraphStoreCompliance(LifetimeCompliance):
     @PROPERTY_SETTINGS
     @given(
         name=names,
-        properties=st.dictionaries(st.text(alphabet=safe_characters, max_size=4), st.integers()),
+        properties=st.dictionaries(
+            st.text(alphabet=safe_characters, max_size=4),
+            st.integers(min_value=-(2**63), max_value=2**63 - 1),
+        ),
     )
     @example(name="A", properties={})
     @example(name=" padded  name ", properties={"k": 1})
@@ -250,6 +254,7 @@ class GraphStoreCompliance(LifetimeCompliance):
         assert await store.get_entities([ada.id, babbage.id], TENANT) == [babbage]
         assert await store.find_entities(TENANT, name="ada lovelace") == []
         assert await store.find_by_blocking_key(prefix_key(ada), TENANT) == []
+        assert ada not in await store.find_name_candidates("Ada Lovelace", TENANT)
         for gone in (outgoing, incoming):
             assert await store.get_relationship(gone.id, TENANT) is None
         assert await store.get_relationships(babbage.id, TENANT) == [kept]
@@ -316,3 +321,253 @@ class GraphStoreCompliance(LifetimeCompliance):
         store = self.new_store()
         with pytest.raises(ValueError, match="p:ada"):
             await store.find_by_blocking_keys("p:ada", TENANT)
+
+    # -- name candidates -------------------------------------------------------
+
+    async def test_a_name_candidate_round_trips_by_a_word_of_its_name(self) -> None:
+        store = self.new_store()
+        babbage = make_entity(id=entity_id(1), name="Charles Babbage")
+        await store.upsert_entities([babbage, make_entity(id=entity_id(2), name="Ada Lovelace")])
+        assert await store.find_name_candidates("babbage", TENANT) == [babbage]
+        assert await store.find_name_candidates("Babage, Charles", TENANT) == [babbage]
+
+    async def test_folding_reaches_an_accented_name_and_its_bare_spelling(self) -> None:
+        store = self.new_store()
+        munoz = make_entity(id=entity_id(1), name="José Muñoz")
+        await store.upsert_entity(munoz)
+        assert await store.find_name_candidates("MUNOZ", TENANT) == [munoz]
+
+    async def test_candidates_rank_by_shared_units_then_by_id(self) -> None:
+        store = self.new_store()
+        # Shares "lovelace" and "ada" with the query: most units.
+        both = make_entity(id=entity_id(9), name="Ada Lovelace")
+        # Two entities sharing only "lovelace": equal counts, so id decides.
+        second = make_entity(id=entity_id(3), name="Lovelace")
+        third = make_entity(id=entity_id(5), name="Lovelace")
+        unrelated = make_entity(id=entity_id(1), name="Zebra Holdings")
+        await store.upsert_entities([unrelated, third, both, second])
+        found = await store.find_name_candidates("Ada Lovelace", TENANT)
+        assert found == [both, second, third]
+        assert await store.find_name_candidates("Ada Lovelace", TENANT, limit=2) == [both, second]
+        assert await store.find_name_candidates("Ada Lovelace", TENANT, limit=0) == []
+
+    async def test_nothing_sharing_enough_gives_no_candidates(self) -> None:
+        """Abstention: one shared unit ("  a" from a word starting with a) is not enough."""
+        store = self.new_store()
+        await store.upsert_entities([make_entity(id=entity_id(1), name="Ada Lovelace")])
+        assert await store.find_name_candidates("Axe", TENANT) == []
+        assert await store.find_name_candidates("北京", TENANT) == []
+        assert await store.find_name_candidates("   ", TENANT) == []
+        assert await store.find_name_candidates("...", TENANT) == []
+
+    async def test_a_single_letter_word_is_shared_whole(self) -> None:
+        store = self.new_store()
+        letter = make_entity(id=entity_id(1), name="Q")
+        await store.upsert_entity(letter)
+        assert await store.find_name_candidates("q", TENANT) == [letter]
+
+    async def test_aliases_and_the_normalized_name_are_found_and_other_properties_are_not(
+        self,
+    ) -> None:
+        store = self.new_store()
+        mumbai = make_entity(
+            id=entity_id(1),
+            name="Mumbai",
+            properties={"aliases": ["Bombay", 7, ["Zanzibar"]], "note": "Kolkata"},
+        )
+        extracted = make_entity(id=entity_id(2), name="A. Lovelace", normalized_name="augusta")
+        await store.upsert_entities([mumbai, extracted])
+        assert await store.find_name_candidates("Bombay", TENANT) == [mumbai]
+        assert await store.find_name_candidates("Zanzibar", TENANT) == []
+        assert await store.find_name_candidates("Kolkata", TENANT) == []
+        assert await store.find_name_candidates("Augusta", TENANT) == [extracted]
+
+    async def test_replacing_an_entity_reindexes_its_names(self) -> None:
+        store = self.new_store()
+        await store.upsert_entity(
+            make_entity(id=entity_id(1), name="Bombay", properties={"aliases": ["Zanzibar"]})
+        )
+        renamed = make_entity(id=entity_id(1), name="Mumbai")
+        await store.upsert_entity(renamed)
+        assert await store.find_name_candidates("Bombay", TENANT) == []
+        assert await store.find_name_candidates("Zanzibar", TENANT) == []
+        assert await store.find_name_candidates("Mumbai", TENANT) == [renamed]
+
+    async def test_many_replacements_keep_one_candidate_per_entity(self) -> None:
+        """Enough rewrites that an index retiring rows must compact, and stay right."""
+        store = self.new_store()
+        for word in ("Alpha", "Bravo", "Charlie"):
+            await store.upsert_entities(
+                [make_entity(id=entity_id(n), name=f"{word} {n}") for n in range(1, 801)]
+            )
+        found = await store.find_name_candidates("Charlie 7", TENANT, limit=3)
+        assert found[0].name == "Charlie 7"
+        assert len({entity.id for entity in found}) == 3
+        assert await store.find_name_candidates("Alpha", TENANT) == []
+        assert len(await store.find_name_candidates("Charlie", TENANT, limit=1000)) == 800
+
+    async def test_name_candidates_never_cross_tenants(self) -> None:
+        store = self.new_store()
+        mine = make_entity(id=entity_id(1), name="Ada Lovelace")
+        theirs = make_entity(id=entity_id(1), name="Ada Lovelace", tenant_id=OTHER_TENANT)
+        theirs = theirs.model_copy(update={"description": "the other tenant's"})
+        only_theirs = make_entity(id=entity_id(2), name="Ada Byron", tenant_id=OTHER_TENANT)
+        await store.upsert_entities([mine, theirs, only_theirs])
+        assert await store.find_name_candidates("Ada Lovelace", TENANT) == [mine]
+        assert await store.find_name_candidates("Byron", TENANT) == []
+        assert await store.delete_by_tenant(OTHER_TENANT) == 2
+        assert await store.find_name_candidates("Ada Lovelace", OTHER_TENANT) == []
+        assert await store.find_name_candidates("Ada Lovelace", TENANT) == [mine]
+
+    async def test_name_candidates_are_copies(self) -> None:
+        store = self.new_store()
+        await store.upsert_entity(make_entity(id=entity_id(1), properties={"aliases": ["Ada"]}))
+        [found] = await store.find_name_candidates("Ada Lovelace", TENANT)
+        found.properties["aliases"].append("changed")
+        again = await store.get_entity(entity_id(1), TENANT)
+        assert again is not None
+        assert again.properties == {"aliases": ["Ada"]}
+
+    async def test_a_huge_query_is_answered_from_its_first_characters(self) -> None:
+        store = self.new_store()
+        ada = make_entity(id=entity_id(1), name="Ada Lovelace")
+        await store.upsert_entity(ada)
+        assert await store.find_name_candidates("Ada Lovelace " + "x" * 1_000_000, TENANT) == [ada]
+
+    @pytest.mark.parametrize("bad", [-1, True, 2.5, "3", None])
+    async def test_a_limit_that_is_not_a_non_negative_integer_is_refused(self, bad: object) -> None:
+        store = self.new_store()
+        with pytest.raises(ValueError, match="limit"):
+            await store.find_name_candidates("Ada", TENANT, limit=bad)  # type: ignore[arg-type]
+
+    async def test_a_query_that_is_not_a_string_is_refused(self) -> None:
+        with pytest.raises(ValueError, match="query"):
+            await self.new_store().find_name_candidates(["Ada"], TENANT)  # type: ignore[arg-type]
+
+    # -- the edges: ids, bounds, writes that could not be read back -----------
+
+    @pytest.mark.parametrize("bad", [str(TENANT), TENANT.int, None])
+    async def test_a_tenant_id_that_is_not_a_uuid_is_refused_by_every_method(
+        self, bad: object
+    ) -> None:
+        store = self.new_store()
+        entity = make_entity(id=entity_id(1))
+        await store.upsert_entity(entity)
+        calls = [
+            store.get_entity(entity.id, bad),  # type: ignore[arg-type]
+            store.get_entities([entity.id], bad),  # type: ignore[arg-type]
+            store.find_entities(bad),  # type: ignore[arg-type]
+            store.find_by_blocking_key("p:ada l", bad),  # type: ignore[arg-type]
+            store.find_by_blocking_keys(["p:ada l"], bad),  # type: ignore[arg-type]
+            store.get_relationship(entity.id, bad),  # type: ignore[arg-type]
+            store.get_relationships(entity.id, bad),  # type: ignore[arg-type]
+            store.neighbors(entity.id, bad),  # type: ignore[arg-type]
+            store.delete_by_tenant(bad),  # type: ignore[arg-type]
+        ]
+        for call in calls:
+            with pytest.raises(ValueError, match=r"^tenant_id must be a TenantId.*TenantId\(UUID"):
+                await call
+        assert await store.get_entity(entity.id, TENANT) == entity
+
+    @pytest.mark.parametrize("bad", [str(entity_id(1)), 1])
+    async def test_an_entity_id_that_is_not_a_uuid_is_refused_by_every_method(
+        self, bad: object
+    ) -> None:
+        store = self.new_store()
+        await store.upsert_entity(make_entity(id=entity_id(1)))
+        for call, argument in [
+            (store.get_entity(bad, TENANT), "entity_id"),  # type: ignore[arg-type]
+            (store.get_entities([entity_id(1), bad], TENANT), r"entity_ids\[1\]"),  # type: ignore[list-item]
+            (store.get_relationship(bad, TENANT), "relationship_id"),  # type: ignore[arg-type]
+            (store.get_relationships(bad, TENANT), "entity_id"),  # type: ignore[arg-type]
+            (store.neighbors(bad, TENANT), "entity_id"),  # type: ignore[arg-type]
+        ]:
+            with pytest.raises(ValueError, match=rf"^{argument} must be an? \w+Id"):
+                await call
+
+    async def test_an_entity_with_a_string_id_is_refused_and_the_tenant_still_reads(self) -> None:
+        store = self.new_store()
+        good = make_entity(id=entity_id(2))
+        bad = make_entity(id=entity_id(1)).model_copy(update={"id": str(entity_id(1))})
+        with pytest.raises(ValueError, match=r"^entities\[0\]\.id must be an EntityId"):
+            await store.upsert_entities([bad, good])
+        assert await store.find_entities(TENANT) == []
+        await store.upsert_entity(good)
+        assert await store.find_entities(TENANT) == [good]
+
+    @pytest.mark.parametrize(
+        ("update", "problem"),
+        [
+            ({"confidence": float("nan")}, "confidence"),
+            ({"confidence": float("inf")}, "confidence"),
+            ({"properties": {"n": 2**64}}, "integer outside"),
+            ({"properties": {"n": -(2**63) - 1}}, "integer outside"),
+            ({"name": "Ada\x00"}, "NUL"),
+        ],
+    )
+    async def test_a_refused_entity_before_a_good_one_changes_nothing(
+        self, update: dict[str, Any], problem: str
+    ) -> None:
+        """`model_copy` skips validation, so the store re-checks what it writes."""
+        store = self.new_store()
+        held = make_entity(id=entity_id(3), name="Ada Lovelace")
+        await store.upsert_entity(held)
+        bad = make_entity(id=entity_id(1)).model_copy(update=update)
+        good = make_entity(id=entity_id(2))
+        with pytest.raises(ValueError, match=problem):
+            await store.upsert_entities([bad, good])
+        with pytest.raises(ValueError, match=problem):
+            await store.upsert_entity(held.model_copy(update=update))
+        assert await store.find_entities(TENANT) == [held]
+        assert await store.find_by_blocking_keys([prefix_key(held)], TENANT) == {
+            prefix_key(held): [held]
+        }
+        assert await store.neighbors(held.id, TENANT) == []
+
+    async def test_a_refused_relationship_before_a_good_one_changes_nothing(self) -> None:
+        store = self.new_store()
+        a, b = make_entity(id=entity_id(1)), make_entity(id=entity_id(2))
+        await store.upsert_entities([a, b])
+        bad = make_relationship(a, b).model_copy(update={"confidence": float("nan")})
+        good = make_relationship(b, a)
+        with pytest.raises(ValueError, match=r"relationships\[0\]\.confidence"):
+            await store.upsert_relationships([bad, good])
+        assert await store.get_relationships(a.id, TENANT) == []
+        assert await store.neighbors(a.id, TENANT) == []
+
+    async def test_neighbors_at_the_depth_limit_return_promptly_and_past_it_are_refused(
+        self,
+    ) -> None:
+        store = self.new_store()
+        a, b = make_entity(id=entity_id(1)), make_entity(id=entity_id(2))
+        await store.upsert_entities([a, b])
+        await store.upsert_relationships([make_relationship(a, b), make_relationship(b, a)])
+        assert await store.neighbors(a.id, TENANT, depth=MAX_DEPTH) == [b]
+        for depth in (MAX_DEPTH + 1, 10**9, True, 1.0, "2"):
+            with pytest.raises(ValueError, match=r"^depth must be"):
+                await store.neighbors(a.id, TENANT, depth=depth)  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("limit", [-1, MAX_LIMIT + 1, 2**64, True, "3", 2.0])
+    async def test_a_limit_out_of_range_or_not_an_integer_is_refused(self, limit: object) -> None:
+        store = self.new_store()
+        with pytest.raises(ValueError, match=r"^limit must be"):
+            await store.find_entities(TENANT, limit=limit)  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("text", ["Ada\x00", "\ud800", "x" * (MAX_NAME_LENGTH + 1), 7])
+    async def test_an_unstorable_read_filter_is_refused_naming_it(self, text: object) -> None:
+        store = self.new_store()
+        for call, argument in [
+            (store.find_entities(TENANT, name=text), "name"),  # type: ignore[arg-type]
+            (store.find_entities(TENANT, entity_type=text), "entity_type"),  # type: ignore[arg-type]
+            (store.find_by_blocking_keys([text], TENANT), r"keys\[0\]"),  # type: ignore[list-item]
+            (
+                store.get_relationships(
+                    entity_id(1),
+                    TENANT,
+                    relationship_type=text,  # type: ignore[arg-type]
+                ),
+                "relationship_type",
+            ),
+        ]:
+            with pytest.raises(ValueError, match=f"^{argument}"):
+                await call

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.limits import MAX_LIMIT
 from redstring.domain.vector import VectorRecord
 from redstring.ports.vector_store import VectorStore
 from redstring.testing.factories import OTHER_TENANT, TENANT
@@ -80,7 +81,10 @@ class VectorStoreCompliance(LifetimeCompliance):
     # -- round trip, last write wins, copies ----------------------------------
 
     @PROPERTY_SETTINGS
-    @given(vector=vectors, metadata=st.dictionaries(safe_keys, st.integers()))
+    @given(
+        vector=vectors,
+        metadata=st.dictionaries(safe_keys, st.integers(min_value=-(2**63), max_value=2**63 - 1)),
+    )
     @example(vector=[1.0, 0.0, 0.0, 0.0], metadata={})
     def test_a_stored_vector_reads_back_at_float32_precision(
         self, vector: list[float], metadata: dict[str, int]
@@ -265,7 +269,7 @@ class VectorStoreCompliance(LifetimeCompliance):
     async def test_a_huge_k_returns_what_there_is(self) -> None:
         store = self.new_store()
         await store.upsert(entity_id(1), basis(0), TENANT)
-        assert len(await store.search(basis(0), TENANT, k=10_000_000)) == 1
+        assert len(await store.search(basis(0), TENANT, k=MAX_LIMIT)) == 1
 
     async def test_a_wrong_length_vector_names_both_dimensions(self) -> None:
         store = self.new_store()
@@ -320,3 +324,62 @@ class VectorStoreCompliance(LifetimeCompliance):
 
     async def test_the_dimension_is_the_one_it_was_made_with(self) -> None:
         assert self.new_store(16).dimension == 16
+
+    # -- the edges: ids and bounds ---------------------------------------------
+
+    @pytest.mark.parametrize("bad", [str(TENANT), TENANT.int, None])
+    async def test_a_tenant_id_that_is_not_a_uuid_is_refused_by_every_method(
+        self, bad: object
+    ) -> None:
+        store = self.new_store()
+        await store.upsert(entity_id(1), basis(0), TENANT)
+        calls = [
+            store.upsert(entity_id(2), basis(1), bad),  # type: ignore[arg-type]
+            store.get(entity_id(1), bad),  # type: ignore[arg-type]
+            store.search(basis(0), bad),  # type: ignore[arg-type]
+            store.delete(entity_id(1), bad),  # type: ignore[arg-type]
+            store.delete_by_tenant(bad),  # type: ignore[arg-type]
+        ]
+        for call in calls:
+            with pytest.raises(ValueError, match=r"^tenant_id must be a TenantId"):
+                await call
+        assert [match.entity_id for match in await store.search(basis(0), TENANT)] == [entity_id(1)]
+
+    @pytest.mark.parametrize("bad", [str(entity_id(1)), 1])
+    async def test_an_entity_id_that_is_not_a_uuid_is_refused_by_every_method(
+        self, bad: object
+    ) -> None:
+        store = self.new_store()
+        for call in [
+            store.upsert(bad, basis(0), TENANT),  # type: ignore[arg-type]
+            store.get(bad, TENANT),  # type: ignore[arg-type]
+            store.delete(bad, TENANT),  # type: ignore[arg-type]
+        ]:
+            with pytest.raises(ValueError, match=r"^entity_id must be an EntityId"):
+                await call
+        assert await store.search(basis(0), TENANT) == []
+
+    @pytest.mark.parametrize(
+        ("arguments", "named"),
+        [
+            ({"k": MAX_LIMIT + 1}, "k"),
+            ({"k": 2**64}, "k"),
+            ({"k": True}, "k"),
+            ({"k": 1.0}, "k"),
+            ({"k": "3"}, "k"),
+            ({"min_score": "0.5"}, "min_score"),
+            ({"min_score": math.nan}, "min_score"),
+            ({"min_score": True}, "min_score"),
+            ({"entity_types": [1]}, r"entity_types\[0\]"),
+            ({"entity_types": ["\ud800"]}, r"entity_types\[0\]"),
+            ({"entity_types": {"person"}}, "entity_types"),
+            ({"entity_types": "person"}, "entity_types"),
+        ],
+    )
+    async def test_a_search_argument_of_the_wrong_type_or_past_its_bound_is_refused(
+        self, arguments: dict[str, Any], named: str
+    ) -> None:
+        store = self.new_store()
+        await store.upsert(entity_id(1), basis(0), TENANT, metadata={"entity_type": "person"})
+        with pytest.raises(ValueError, match=rf"^{named}"):
+            await store.search(basis(0), TENANT, **arguments)

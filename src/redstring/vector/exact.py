@@ -15,11 +15,19 @@ different last bits.)
 from __future__ import annotations
 
 import math
+from collections.abc import Sized
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from redstring.domain.exceptions import DimensionMismatchError
+from redstring.domain.limits import MAX_DIMENSION
+from redstring.domain.validation import (
+    check_entity_types,
+    check_integer,
+    check_limit,
+    check_min_score,
+)
 from redstring.domain.vector import VectorMatch, VectorRecord, cosine_to_score
 
 if TYPE_CHECKING:
@@ -38,10 +46,8 @@ _FLOAT32_EPSILON = float(np.finfo(np.float32).eps)
 
 
 def check_dimension(dimension: int) -> int:
-    """Return `dimension`, or raise `ValueError` unless it is a positive `int`."""
-    if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
-        raise ValueError(f"dimension must be a positive integer, got {dimension!r}")
-    return dimension
+    """Return `dimension`, or raise `ValueError` unless it is an `int` in `1..MAX_DIMENSION`."""
+    return check_integer(dimension, argument="dimension", minimum=1, maximum=MAX_DIMENSION)
 
 
 def check_vector(vector: Sequence[float], dimension: int) -> NDArray[np.float64]:
@@ -51,6 +57,8 @@ def check_vector(vector: Sequence[float], dimension: int) -> NDArray[np.float64]
         DimensionMismatchError: `vector` does not have `dimension` components.
         ValueError: it is not flat numbers, or is zero, NaN or infinite.
     """
+    if isinstance(vector, str | bytes) or not isinstance(vector, Sized):
+        raise ValueError(f"vector must be a sequence of numbers, got {vector!r:.80}")
     if len(vector) != dimension:
         raise DimensionMismatchError(expected=dimension, actual=len(vector))
     try:
@@ -110,19 +118,12 @@ def check_query(
 
     Raises:
         DimensionMismatchError: `vector` does not have `dimension` components.
-        ValueError: `k` is negative or not an `int`, `min_score` lies outside
-            `0..1`, `entity_types` is a string, or `vector` is degenerate.
+        ValueError: `k` is not an integer within `0..MAX_LIMIT`, `min_score`
+            is not a number within `0..1`, `entity_types` is not a sequence
+            of type names, or `vector` is degenerate.
     """
-    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-        raise ValueError(f"k must be a non-negative integer, got {k!r}")
-    if min_score is not None and not 0.0 <= min_score <= 1.0:
-        raise ValueError(f"min_score must be within 0..1, got {min_score!r}")
-    query = check_vector(vector, dimension).astype(np.float32).astype(np.float64)
-    if isinstance(entity_types, str):
-        raise ValueError(
-            f"entity_types must be a sequence of types, not the string {entity_types!r}"
-        )
-    return query
+    check_limit(k, argument="k"), check_min_score(min_score), check_entity_types(entity_types)
+    return check_vector(vector, dimension).astype(np.float32).astype(np.float64)
 
 
 def entity_type_of(metadata: dict[str, Any]) -> str | None:

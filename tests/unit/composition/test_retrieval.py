@@ -19,6 +19,9 @@ from redstring import (
     Retriever,
 )
 from redstring.domain.blocking import prefix_key_for_name, soundex_key_for_name
+from redstring.domain.fusion import reciprocal_rank_fusion
+from redstring.domain.limits import MAX_LIMIT, MAX_QUERY_LENGTH
+from redstring.domain.names import NAME_CANDIDATE_LIMIT
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
 
 if TYPE_CHECKING:
@@ -268,6 +271,11 @@ class RevalidatingGraph:
         found = await self._inner.find_by_blocking_keys(keys, tenant_id)
         return {key: self._fresh(entities) for key, entities in found.items()}
 
+    async def find_name_candidates(
+        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    ) -> list[Entity]:
+        return self._fresh(await self._inner.find_name_candidates(query, tenant_id, limit=limit))
+
     async def get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId
     ) -> Relationship | None:
@@ -353,20 +361,94 @@ async def test_a_k_that_is_not_an_integer_raises(bad: object) -> None:
         await Stores().retriever().retrieve("Ada", TENANT, k=bad)  # type: ignore[arg-type]
 
 
-async def test_a_huge_k_returns_what_there_is() -> None:
+async def test_a_k_at_the_limit_returns_what_there_is_and_past_it_is_refused() -> None:
     stores = Stores()
     await stores.add(make_entity(name="Ada Lovelace"), make_entity(name="Ada Lovelock"))
-    result = await stores.retriever().retrieve("Ada Lovelace", TENANT, k=10_000_000)
+    result = await stores.retriever().retrieve("Ada Lovelace", TENANT, k=MAX_LIMIT)
     assert len(result.matches) == 2
+    for k in (MAX_LIMIT + 1, 2**64):
+        with pytest.raises(ValueError, match=r"^k must be within 0\.\.100000"):
+            await stores.retriever().retrieve("Ada Lovelace", TENANT, k=k)
 
 
-async def test_a_very_long_query_is_answered() -> None:
+async def test_a_query_at_the_length_limit_is_answered_and_past_it_is_refused() -> None:
     stores = Stores()
     ada = make_entity(name="Ada Lovelace")
     await stores.add(ada)
-    query = "Ada Lovelace " + "x" * 100_000
+    query = "Ada Lovelace " + "x" * (MAX_QUERY_LENGTH - len("Ada Lovelace "))
     result = await stores.retriever().retrieve(query, TENANT)
     assert [match.entity for match in result.matches] == [ada]
+    with pytest.raises(ValueError, match=r"^query is 1001 characters long; the limit is 1000"):
+        await stores.retriever().retrieve(query + "x", TENANT)
+
+
+@pytest.mark.parametrize("bad", [str(TENANT), TENANT.int, None])
+async def test_a_tenant_id_that_is_not_a_uuid_is_refused(bad: object) -> None:
+    stores = Stores()
+    await stores.add(make_entity(name="Ada Lovelace"))
+    for mode in RetrievalMode:
+        with pytest.raises(ValueError, match=r"^tenant_id must be a TenantId"):
+            await stores.retriever().retrieve("Ada Lovelace", bad, mode=mode)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("collaborator", "bad"), [("embeddings", "a model"), ("vectors", 7), ("graph", None)]
+)
+async def test_a_collaborator_that_is_not_its_port_is_refused_naming_it(
+    collaborator: str, bad: object
+) -> None:
+    """`None` for `embeddings` or `vectors` means lexical-only; anything else must fit."""
+    stores = Stores()
+    arguments: dict[str, object] = {
+        "embeddings": stores.embeddings,
+        "vectors": stores.vectors,
+        "graph": stores.graph,
+        collaborator: bad,
+    }
+    with pytest.raises(ValueError, match=rf"^{collaborator} must implement"):
+        Retriever(**arguments)  # type: ignore[arg-type]
+
+
+async def test_a_type_filter_judges_the_type_the_graph_holds_not_the_vectors() -> None:
+    """A vector keeps the type it was written with; the graph's is the entity's type now."""
+    stores = Stores()
+    ada = make_entity(id=entity_id(1), name="Ada Lovelace", entity_type="person")
+    await stores.add(ada)
+    await stores.graph.upsert_entity(ada.model_copy(update={"entity_type": "ship"}))
+    retriever = stores.retriever()
+    for mode in RetrievalMode:
+        result = await retriever.retrieve(
+            "Ada Lovelace", TENANT, mode=mode, entity_types=["person"]
+        )
+        assert result.matches == [], mode
+
+
+async def test_a_stale_match_dropped_by_the_type_filter_is_replaced_by_the_next() -> None:
+    """Filter before `k`: `k=1` with a stale-typed match ranked above a current one."""
+    stores = Stores()
+    stale = make_entity(id=entity_id(1), name="Ada Lovelace", entity_type="person")
+    current = make_entity(id=entity_id(2), name="Ada Lovelace", entity_type="person")
+    await stores.add(stale, current)
+    await stores.graph.upsert_entity(stale.model_copy(update={"entity_type": "ship"}))
+    result = await stores.retriever().retrieve(
+        "Ada Lovelace", TENANT, k=1, mode=RetrievalMode.SEMANTIC, entity_types=["person"]
+    )
+    assert [match.entity.id for match in result.matches] == [current.id]
+
+
+async def test_widening_past_stale_matches_does_not_backfill_a_match_the_graph_lacks() -> None:
+    """Stale-typed, lacking, current, current (tied, in id order); `k=2` gives one."""
+    stores = Stores()
+    stale = make_entity(id=entity_id(1), name="Ada Lovelace")
+    lacking = make_entity(id=entity_id(2), name="Ada Lovelace")
+    current = make_entity(id=entity_id(3), name="Ada Lovelace")
+    await stores.add(stale, current, make_entity(id=entity_id(4), name="Ada Lovelace"))
+    await stores.add(lacking, graph=False)
+    await stores.graph.upsert_entity(stale.model_copy(update={"entity_type": "ship"}))
+    result = await stores.retriever().retrieve(
+        "Ada Lovelace", TENANT, k=2, mode=RetrievalMode.SEMANTIC, entity_types=["person"]
+    )
+    assert [match.entity.id for match in result.matches] == [current.id]
 
 
 async def test_empty_entity_types_matches_nothing() -> None:
@@ -422,3 +504,84 @@ async def test_more_results_than_k_are_truncated() -> None:
     assert result.matches[0].entity.name == "Ada Lovelace"
     scores = [match.score for match in result.matches]
     assert scores == sorted(scores, reverse=True)
+
+
+# -- the name index, abstention, ties and a lexical-only Retriever -------------
+
+
+async def test_a_surname_alone_reaches_the_full_name_lexically() -> None:
+    """No prefix or soundex key is shared; the name index reaches it."""
+    stores = Stores()
+    babbage = make_entity(name="Charles Babbage", blocking_keys=frozenset())
+    await stores.add(babbage, make_entity(name="Ada Lovelace"), vector=False)
+    result = await stores.retriever().retrieve("Babbage", TENANT, mode=RetrievalMode.LEXICAL)
+    assert [match.entity for match in result.matches] == [babbage]
+
+
+async def test_an_alias_is_scored_at_the_name_weight() -> None:
+    stores = Stores()
+    mumbai = make_entity(name="Mumbai", properties={"aliases": ["Bombay"]})
+    await stores.add(mumbai, vector=False)
+    result = await stores.retriever().retrieve("bombay", TENANT, mode=RetrievalMode.LEXICAL)
+    assert [(match.entity, match.lexical) for match in result.matches] == [(mumbai, 1.0)]
+
+
+async def test_a_reordered_name_with_punctuation_scores_one() -> None:
+    stores = Stores()
+    ada = make_entity(name="Ada Lovelace")
+    await stores.add(ada, vector=False)
+    result = await stores.retriever().retrieve("LOVELACE, Ada", TENANT, mode=RetrievalMode.LEXICAL)
+    assert [(match.entity, match.lexical) for match in result.matches] == [(ada, 1.0)]
+
+
+async def test_the_lexical_channel_abstains_when_nothing_shares_enough() -> None:
+    """No name unit, no key in common: nothing, rather than the least bad name."""
+    stores = Stores()
+    await stores.add(make_entity(name="Ada Lovelace"), make_entity(name="Charles Babbage"))
+    retriever = stores.retriever()
+    lexical = await retriever.retrieve("東京", TENANT, mode=RetrievalMode.LEXICAL)
+    assert lexical.matches == []
+    hybrid = await retriever.retrieve("東京", TENANT)
+    assert all(match.lexical is None for match in hybrid.matches)
+    assert len(hybrid.matches) == 2
+
+
+async def test_a_tie_in_the_fused_score_is_broken_by_the_evidence_not_the_id() -> None:
+    """Each channel's first answer scores 1/61: the stronger evidence must win.
+
+    The semantic channel ranks the dangling-free, lower-id entity first on a
+    weak vector match; the lexical channel ranks the other first on an exact
+    name. An id tie-break would put id 1 first.
+    """
+    stores = Stores()
+    weak = make_entity(id=entity_id(1), name="Lovelace Institute", blocking_keys=frozenset())
+    exact = make_entity(id=entity_id(2), name="Ada Lovelace")
+    await stores.add(exact, vector=False)
+    await stores.add(weak, graph=True, vector=False)
+    # The semantic channel holds only `weak`, under a vector unlike the query's.
+    [vector] = await stores.embeddings.embed(["something else entirely"])
+    await stores.vectors.upsert(weak.id, vector, TENANT, metadata={"entity_type": "person"})
+    result = await stores.retriever().retrieve("Ada Lovelace", TENANT, k=1)
+    fused = reciprocal_rank_fusion([[weak.id], [exact.id]])
+    assert fused[0][1] == fused[1][1] == 1 / 61
+    assert [match.entity for match in result.matches] == [exact]
+    assert result.matches[0].score == 1 / 61
+
+
+async def test_a_lexical_only_retriever_needs_no_embedding_provider() -> None:
+    graph = InMemoryGraphStore()
+    ada = make_entity(name="Ada Lovelace")
+    await graph.upsert_entity(ada)
+    retriever = Retriever(graph=graph)
+    result = await retriever.retrieve("Ada Lovelace", TENANT, mode=RetrievalMode.LEXICAL)
+    assert [match.entity for match in result.matches] == [ada]
+    for mode in (RetrievalMode.HYBRID, RetrievalMode.SEMANTIC):
+        with pytest.raises(ValueError, match=f"{mode.value}.*lexical"):
+            await retriever.retrieve("Ada Lovelace", TENANT, mode=mode)
+
+
+async def test_embeddings_without_vectors_or_the_reverse_is_refused() -> None:
+    with pytest.raises(ValueError, match="embeddings was given without vectors"):
+        Retriever(embeddings=FakeEmbeddingProvider(dimension=8), graph=InMemoryGraphStore())
+    with pytest.raises(ValueError, match="vectors was given without embeddings"):
+        Retriever(vectors=InMemoryVectorStore(dimension=8), graph=InMemoryGraphStore())

@@ -88,10 +88,27 @@ async def test_sqlite_and_memory_stores_give_identical_results(tmp_path: Path) -
         memory = Retriever(embeddings=embeddings, vectors=memory_vectors, graph=memory_graph)
         sqlite = Retriever(embeddings=embeddings, vectors=sqlite_vectors, graph=sqlite_graph)
         rng = random.Random(5)
-        queries = [_misspell(name, rng) for name in rng.sample(names, 30)]
+        aliases = sorted(
+            {
+                alias
+                for entity in _cities(TENANT, 400)
+                for alias in entity.properties.get("aliases", [])
+                if isinstance(alias, str)
+            }
+        )
+        # Misspellings, aliases (the name index reaches them), and one word
+        # of a longer name (no blocking key does).
+        queries = [
+            *(_misspell(name, rng) for name in rng.sample(names, 30)),
+            *rng.sample(aliases, 10),
+            *(name.split()[-1] for name in rng.sample([n for n in names if " " in n], 10)),
+        ]
         compared = 0
         for tenant in (TENANT, OTHER_TENANT):
             for query in queries:
+                assert await sqlite_graph.find_name_candidates(
+                    query, tenant, limit=25
+                ) == await memory_graph.find_name_candidates(query, tenant, limit=25), query
                 for mode in RetrievalMode:
                     for entity_types in (None, ["city"], ["town"]):
                         expected = await memory.retrieve(

@@ -34,7 +34,7 @@ names = safe_text.filter(str.strip)
 json_values = st.recursive(
     st.none()
     | st.booleans()
-    | st.integers()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
     | st.floats(allow_nan=False, allow_infinity=False)
     | safe_text,
     lambda children: (

@@ -156,7 +156,37 @@ def test_optional_fields_default_to_empty() -> None:
     assert entity.source_id is None
     assert entity.model is None
     assert entity.properties == {}
-    assert entity.blocking_keys is None
+
+
+def test_an_entity_constructed_without_blocking_keys_computes_them() -> None:
+    """A hand-built entity must be blocked like an extracted one, not invisibly."""
+    entity = Entity(  # type: ignore[call-arg]  # normalized_name defaults in a before-validator
+        id=EntityId(uuid4()),
+        tenant_id=TENANT,
+        name="Müñoz Lovelace",
+        entity_type="person",
+        extraction_method=ExtractionMethod.MANUAL,
+        confidence=1.0,
+    )
+    assert entity.blocking_keys == frozenset({"p:müñoz", "s:M524", "t:person"})
+    assert entity.blocking_keys == blocking_keys_for(entity)
+
+
+def test_blocking_keys_given_are_kept_including_none() -> None:
+    """The extractor's keys win; `None` given is the explicit "not computed"."""
+    fields: dict[str, Any] = {
+        "id": EntityId(uuid4()),
+        "tenant_id": TENANT,
+        "name": "Ada",
+        "entity_type": "person",
+        "extraction_method": ExtractionMethod.MANUAL,
+        "confidence": 1.0,
+    }
+    assert Entity(**fields, blocking_keys=frozenset({"p:x"})).blocking_keys == frozenset({"p:x"})
+    assert Entity(**fields, blocking_keys=None).blocking_keys is None
+    assert Entity.model_validate_json(Entity(**fields).model_dump_json()).blocking_keys == (
+        frozenset({"p:ada", "s:A300", "t:person"})
+    )
 
 
 def test_the_factory_computes_blocking_keys_from_the_final_name_and_type() -> None:

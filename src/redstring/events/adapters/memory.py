@@ -15,6 +15,8 @@ from redstring.domain.events import (
     event_from_json,
     event_to_json,
 )
+from redstring.domain.limits import MAX_JSON_INT
+from redstring.domain.validation import check_integer, check_sequence, check_tenant_id
 from redstring.ports.event_log import EVENT_TYPES, EventLog, StoredEvent
 from redstring.ports.lifetime import AsyncClosable
 
@@ -58,6 +60,7 @@ class InMemoryEventLog(AsyncClosable, EventLog):
             ValueError: something is not an event, or an `event_id` is already
                 held or repeats within `events`.
         """
+        check_sequence(events, argument="events")
         batch_ids: set[UUID] = set()
         for index, event in enumerate(events):
             if not isinstance(event, EVENT_TYPES):
@@ -79,8 +82,9 @@ class InMemoryEventLog(AsyncClosable, EventLog):
         Raises:
             ValueError: `after` is negative or not an integer.
         """
-        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
-            raise ValueError(f"after must be a non-negative integer, got {after!r}")
+        check_integer(after, argument="after", minimum=0, maximum=MAX_JSON_INT)
+        if tenant_id is not None:
+            check_tenant_id(tenant_id)
         return [
             StoredEvent(sequence=sequence, event=event_from_json(text))
             for sequence, (owner, text) in enumerate(self._entries[after:], start=after + 1)

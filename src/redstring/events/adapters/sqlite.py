@@ -18,7 +18,7 @@ process. See [ADR 0019](../adr/0019-the-durable-event-log-shares-the-sqlite-file
 
 from __future__ import annotations
 
-import os
+import os  # noqa: TC003 - the public surface test resolves the signature at runtime
 import sqlite3
 from typing import TYPE_CHECKING, Final
 
@@ -27,6 +27,13 @@ from redstring.domain.events import (
     event_to_json,
 )
 from redstring.domain.exceptions import StoreError
+from redstring.domain.limits import MAX_JSON_INT
+from redstring.domain.validation import (
+    check_integer,
+    check_path,
+    check_sequence,
+    check_tenant_id,
+)
 from redstring.ports.event_log import EVENT_TYPES, EventLog, StoredEvent
 from redstring.ports.lifetime import AsyncClosable
 from redstring.storage.adapters.sqlite import SqliteWorker, read_transaction, write_transaction
@@ -140,7 +147,7 @@ class SqliteEventLog(AsyncClosable, EventLog):
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._path = os.fspath(path)
+        self._path = check_path(path)
         self._store = f"sqlite event log {self._path}"
         self._worker = SqliteWorker(
             self._path,
@@ -180,7 +187,7 @@ class SqliteEventLog(AsyncClosable, EventLog):
             ValueError: something is not an event, or an `event_id` is already
                 held or repeats within `events`.
         """
-        batch = list(events)
+        batch = list(check_sequence(events, argument="events"))
         for index, event in enumerate(batch):
             if not isinstance(event, EVENT_TYPES):
                 raise ValueError(f"events[{index}] is not an event: {event!r}")
@@ -222,8 +229,9 @@ class SqliteEventLog(AsyncClosable, EventLog):
         Raises:
             ValueError: `after` is negative or not an integer.
         """
-        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
-            raise ValueError(f"after must be a non-negative integer, got {after!r}")
+        check_integer(after, argument="after", minimum=0, maximum=MAX_JSON_INT)
+        if tenant_id is not None:
+            check_tenant_id(tenant_id)
         if tenant_id is None:
             sql = "SELECT sequence, body FROM events_log WHERE sequence > ? ORDER BY sequence"
             parameters: tuple[object, ...] = (after,)

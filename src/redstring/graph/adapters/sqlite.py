@@ -3,7 +3,9 @@
 Uses only the standard library's `sqlite3`. Every table is prefixed `graph_`,
 so other stores may keep their own tables in the same file:
 
-- `graph_meta`: the schema version, as the row `('schema_version', '1')`.
+- `graph_meta`: the schema version, as the row `('schema_version', '2')`.
+  A version 1 file (no name index) is migrated when first opened: the
+  `graph_name_units` table is created and filled from the stored entities.
   `PRAGMA user_version` is left alone, since it belongs to the whole file.
 - `graph_entities`: one row per `(tenant_id, id)`, the entity as the JSON
   `model_dump_json` gives, with `normalize_name(name)` and `entity_type` in
@@ -11,6 +13,9 @@ so other stores may keep their own tables in the same file:
 - `graph_entity_keys`: one row per `(tenant_id, key, entity_id)`, holding the
   entity's `row` too, so a blocking-key lookup is one range scan of the
   primary key, in `str(id)` order, plus one rowid lookup per entity.
+- `graph_name_units`: one row per `(tenant_id, unit, entity_id)` for each
+  name unit of `redstring.domain.names`, holding the entity's `row`, so a
+  candidate lookup is one range scan per query unit, counted by `GROUP BY`.
 - `graph_relationships`: one row per `(tenant_id, id)`, the relationship as
   JSON, with both endpoints indexed.
 
@@ -27,8 +32,7 @@ of the in-memory store's; relationships, read less often, are validated.
 
 from __future__ import annotations
 
-import json
-import os
+import os  # noqa: TC003 - the public surface test resolves the signature at runtime
 import sqlite3
 from collections import defaultdict
 from contextlib import nullcontext
@@ -38,12 +42,31 @@ from uuid import UUID
 
 from pydantic import ConfigDict, create_model
 
-from redstring.domain.batches import require_all
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError, StoreError
 from redstring.domain.ids import TenantId
+from redstring.domain.names import (
+    MIN_SHARED_UNITS,
+    NAME_CANDIDATE_LIMIT,
+    entity_name_units,
+    query_name_units,
+)
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
+from redstring.domain.validation import (
+    check_depth,
+    check_entities,
+    check_entity_id,
+    check_entity_ids,
+    check_limit,
+    check_names,
+    check_optional_limit,
+    check_optional_name,
+    check_path,
+    check_relationship_id,
+    check_relationships,
+    check_tenant_id,
+)
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
 from redstring.storage.adapters.sqlite import SqliteWorker
@@ -56,8 +79,18 @@ if TYPE_CHECKING:
     from redstring.domain.ids import EntityId, RelationshipId
 
 #: The schema this module reads and writes, recorded in `graph_meta`.
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 _set_attribute: Final = object.__setattr__
+
+_NAME_UNITS_SCHEMA: Final = (
+    """CREATE TABLE IF NOT EXISTS graph_name_units (
+        tenant_id TEXT NOT NULL,
+        unit TEXT NOT NULL,
+        entity_id TEXT NOT NULL,
+        entity_row INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, unit, entity_id)
+    ) WITHOUT ROWID""",
+)
 
 _SCHEMA: Final = (
     """CREATE TABLE IF NOT EXISTS graph_entities (
@@ -80,6 +113,7 @@ _SCHEMA: Final = (
         entity_row INTEGER NOT NULL,
         PRIMARY KEY (tenant_id, key, entity_id)
     ) WITHOUT ROWID""",
+    *_NAME_UNITS_SCHEMA,
     """CREATE TABLE IF NOT EXISTS graph_relationships (
         tenant_id TEXT NOT NULL,
         id TEXT NOT NULL,
@@ -108,6 +142,12 @@ _DELETE_KEY: Final = """
 """
 _INSERT_KEY: Final = """
     INSERT INTO graph_entity_keys (tenant_id, key, entity_id, entity_row) VALUES (?, ?, ?, ?)
+"""
+_DELETE_UNIT: Final = """
+    DELETE FROM graph_name_units WHERE tenant_id = ? AND unit = ? AND entity_id = ?
+"""
+_INSERT_UNIT: Final = """
+    INSERT INTO graph_name_units (tenant_id, unit, entity_id, entity_row) VALUES (?, ?, ?, ?)
 """
 _UPSERT_RELATIONSHIP: Final = """
     INSERT INTO graph_relationships
@@ -180,6 +220,8 @@ def _ensure_schema(connection: sqlite3.Connection, path: str) -> None:
                 "INSERT INTO graph_meta (name, value) VALUES ('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
             )
+        elif version == 1:
+            _migrate_from_version_1(connection)
         elif version != SCHEMA_VERSION:
             newer = " (written by a newer redstring)" if version > SCHEMA_VERSION else ""
             raise StoreError(
@@ -204,6 +246,25 @@ def _check_schema_to_read(connection: sqlite3.Connection, path: str) -> None:
         )
 
 
+def _migrate_from_version_1(connection: sqlite3.Connection) -> None:
+    """Add the name index to a version 1 file, built from its entities."""
+    for statement in _NAME_UNITS_SCHEMA:
+        connection.execute(statement)
+    cursor = connection.execute("SELECT tenant_id, id, row, body FROM graph_entities")
+    while batch := cursor.fetchmany(10_000):
+        connection.executemany(
+            _INSERT_UNIT,
+            [
+                (tenant, unit, entity_id, row)
+                for tenant, entity_id, row, body in batch
+                for unit in entity_name_units(_entity_from_json(body))
+            ],
+        )
+    connection.execute(
+        "UPDATE graph_meta SET value = ? WHERE name = 'schema_version'", (str(SCHEMA_VERSION),)
+    )
+
+
 def _schema_version(connection: sqlite3.Connection) -> int | None:
     """The recorded version, or `None` when the graph tables were never created."""
     if not connection.execute(
@@ -223,6 +284,7 @@ def _write_entities(connection: sqlite3.Connection, entities: Sequence[Entity]) 
     latest = {(entity.tenant_id, entity.id): entity for entity in entities}
     rows: list[tuple[str, str, str, str, str]] = []
     carried: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
+    named: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
     for entity in latest.values():
         tenant, entity_id = str(entity.tenant_id), str(entity.id)
         rows.append(
@@ -235,26 +297,39 @@ def _write_entities(connection: sqlite3.Connection, entities: Sequence[Entity]) 
             )
         )
         carried[tenant].extend((entity_id, key) for key in entity.blocking_keys or ())
+        named[tenant].extend((entity_id, unit) for unit in entity_name_units(entity))
     # Sorted, each statement walks its index in order instead of at random.
     rows.sort()
     ids: defaultdict[str, list[str]] = defaultdict(list)
     for tenant, entity_id, *_ in rows:
         ids[tenant].append(entity_id)
     with _write_transaction(connection):
-        stale = [
-            (tenant, key, entity_id)
-            for tenant, tenant_ids in ids.items()
-            for entity_id, body in _select_by_ids(connection, "id, body", tenant, tenant_ids)
-            for key in json.loads(body)["blocking_keys"] or ()
-        ]
-        connection.executemany(_DELETE_KEY, stale)
+        stale_keys: list[tuple[str, str, str]] = []
+        stale_units: list[tuple[str, str, str]] = []
+        for tenant, tenant_ids in ids.items():
+            for entity_id, body in _select_by_ids(connection, "id, body", tenant, tenant_ids):
+                previous = _entity_from_json(body)
+                stale_keys.extend((tenant, key, entity_id) for key in previous.blocking_keys or ())
+                stale_units.extend(
+                    (tenant, unit, entity_id) for unit in entity_name_units(previous)
+                )
+        connection.executemany(_DELETE_KEY, stale_keys)
+        connection.executemany(_DELETE_UNIT, stale_units)
         connection.executemany(_UPSERT_ENTITY, rows)
         keys: list[tuple[str, str, str, int]] = []
-        for tenant, pairs in carried.items():
+        units: list[tuple[str, str, str, int]] = []
+        for tenant in ids:
             row_of = dict(_select_by_ids(connection, "id, row", tenant, ids[tenant]))
-            keys.extend((tenant, key, entity_id, row_of[entity_id]) for entity_id, key in pairs)
+            keys.extend(
+                (tenant, key, entity_id, row_of[entity_id]) for entity_id, key in carried[tenant]
+            )
+            units.extend(
+                (tenant, unit, entity_id, row_of[entity_id]) for entity_id, unit in named[tenant]
+            )
         keys.sort()
+        units.sort()
         connection.executemany(_INSERT_KEY, keys)
+        connection.executemany(_INSERT_UNIT, units)
 
 
 def _select_by_ids(
@@ -312,6 +387,7 @@ def _delete_tenant(connection: sqlite3.Connection, tenant_id: TenantId) -> int:
             "DELETE FROM graph_entities WHERE tenant_id = ?", tenant
         ).rowcount
         connection.execute("DELETE FROM graph_entity_keys WHERE tenant_id = ?", tenant)
+        connection.execute("DELETE FROM graph_name_units WHERE tenant_id = ?", tenant)
         connection.execute("DELETE FROM graph_relationships WHERE tenant_id = ?", tenant)
     return count
 
@@ -327,8 +403,13 @@ def _delete_entity(
         ).fetchone()
         if found is None:
             return False
-        keys = json.loads(found[0]).get("blocking_keys") or ()
-        connection.executemany(_DELETE_KEY, [(tenant, key, entity) for key in keys])
+        held = _entity_from_json(found[0])
+        connection.executemany(
+            _DELETE_KEY, [(tenant, key, entity) for key in held.blocking_keys or ()]
+        )
+        connection.executemany(
+            _DELETE_UNIT, [(tenant, unit, entity) for unit in entity_name_units(held)]
+        )
         connection.execute(
             "DELETE FROM graph_relationships WHERE tenant_id = ?"
             " AND (source_entity_id = ? OR target_entity_id = ?)",
@@ -370,6 +451,25 @@ def _read_by_keys(
             for key, body in cursor:
                 result[key].append(_entity_from_json(body))
     return result
+
+
+def _read_name_candidates(
+    connection: sqlite3.Connection, units: Sequence[str], tenant_id: TenantId, limit: int
+) -> list[Entity]:
+    """The best `limit` entities by distinct shared units, then `str(id)`."""
+    # A query has at most a few hundred units (MAX_NAME_CHARS bounds them),
+    # far below the bound-parameter limit.
+    cursor = connection.execute(
+        "SELECT e.body FROM ("
+        "SELECT entity_row, entity_id, COUNT(*) AS shared FROM graph_name_units "
+        f"WHERE tenant_id = ? AND unit IN ({_placeholders(len(units))}) "
+        "GROUP BY entity_row HAVING COUNT(*) >= ? "
+        "ORDER BY shared DESC, entity_id LIMIT ?"
+        ") AS c JOIN graph_entities AS e ON e.row = c.entity_row "
+        "ORDER BY c.shared DESC, c.entity_id",
+        (str(tenant_id), *units, MIN_SHARED_UNITS, limit),
+    )
+    return [_entity_from_json(body) for (body,) in cursor]
 
 
 def _read_relationships(
@@ -463,7 +563,7 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
     """
 
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
-        self._path = os.fspath(path)
+        self._path = check_path(path)
         self._worker = SqliteWorker(
             self._path,
             store=f"sqlite graph store {self._path}",
@@ -499,7 +599,7 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Store every entity in one transaction; a later one with the same key wins."""
-        batch = list(require_all(entities, Entity, name="entities"))
+        batch = list(check_entities(entities))
         if batch:
             await self._run(lambda connection: _write_entities(connection, batch))
 
@@ -521,7 +621,7 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
             MissingEntityError: some endpoint is not in its relationship's
                 tenant; it names the first such endpoint in batch order.
         """
-        batch = list(require_all(relationships, Relationship, name="relationships"))
+        batch = list(check_relationships(relationships))
         if batch:
             await self._run(lambda connection: _write_relationships(connection, batch))
 
@@ -534,6 +634,7 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
 
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove every entity, key and relationship of the tenant; return the entity count."""
+        check_tenant_id(tenant_id)
         return await self._run(lambda connection: _delete_tenant(connection, tenant_id))
 
     # -- reads ----------------------------------------------------------------
@@ -560,6 +661,7 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
 
     async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
         """The entity, or `None` when the tenant holds no such id."""
+        check_entity_id(entity_id)
         found = await self.get_entities([entity_id], tenant_id)
         return found[0] if found else None
 
@@ -567,6 +669,7 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId
     ) -> list[Entity]:
         """The held entities among `entity_ids`, each once, in unspecified order."""
+        check_entity_ids(entity_ids), check_tenant_id(tenant_id)
         ids = list(dict.fromkeys(str(entity_id) for entity_id in entity_ids))
         if not ids:
             return []
@@ -583,10 +686,11 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         """Entities matching the normalized `name` and/or exact `entity_type`, by `str(id)`.
 
         Raises:
-            ValueError: `limit` is negative.
+            ValueError: `limit` is not an integer within `0..MAX_LIMIT`.
         """
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must not be negative, got {limit}")
+        check_tenant_id(tenant_id), check_optional_limit(limit)
+        check_optional_name(name, argument="name")
+        check_optional_name(entity_type, argument="entity_type")
         conditions = ["tenant_id = ?"]
         parameters: list[object] = [str(tenant_id)]
         if name is not None:
@@ -618,15 +722,33 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         The query is split only past SQLite's limit on bound parameters
         (32,766 by default), and the parts then read one snapshot.
         """
-        requested = list(require_all(keys, str, name="keys"))
+        requested = list(check_names(keys, argument="keys"))
+        check_tenant_id(tenant_id)
         if not requested:
             return {}
         return await self._run(lambda connection: _read_by_keys(connection, requested, tenant_id))
+
+    async def find_name_candidates(
+        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    ) -> list[Entity]:
+        """The entities sharing the most name units with `query`, best first, in one query.
+
+        See `NameCandidateReader.find_name_candidates` for the contract.
+        """
+        check_tenant_id(tenant_id)
+        check_limit(limit)
+        units = query_name_units(query)
+        if not units or limit == 0:
+            return []
+        return await self._run(
+            lambda connection: _read_name_candidates(connection, units, tenant_id, limit)
+        )
 
     async def get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId
     ) -> Relationship | None:
         """The relationship, or `None`."""
+        check_relationship_id(relationship_id), check_tenant_id(tenant_id)
 
         def read(connection: sqlite3.Connection) -> Relationship | None:
             row = connection.execute(
@@ -645,6 +767,8 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         relationship_type: str | None = None,
     ) -> list[Relationship]:
         """Relationships with the entity at either end, ordered by `str(id)`."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        check_optional_name(relationship_type, argument="relationship_type")
         return await self._run(
             lambda connection: _read_relationships(
                 connection, entity_id, tenant_id, relationship_type
@@ -659,8 +783,7 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         Ordered by hop count, then `str(id)`; read from one snapshot.
 
         Raises:
-            ValueError: `depth` is less than 1.
+            ValueError: `depth` is not an integer within `1..MAX_DEPTH`.
         """
-        if depth < 1:
-            raise ValueError(f"depth must be at least 1, got {depth}")
+        check_entity_id(entity_id), check_tenant_id(tenant_id), check_depth(depth)
         return await self._run(lambda connection: _walk(connection, entity_id, tenant_id, depth))

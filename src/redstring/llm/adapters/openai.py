@@ -10,7 +10,11 @@ per-vendor SDKs: ADR 0011.
 Both providers share one transport: a `Bearer` token when `api_key` is given;
 up to `max_retries` retries on 429, 5xx, timeouts and connection errors,
 waiting `backoff * 2**attempt` seconds, or the server's `Retry-After`, both
-capped at `MAX_RETRY_DELAY`; no retry on any other status. What still fails
+capped at `MAX_RETRY_DELAY`; no retry on any other status. `timeout` is a
+deadline for each attempt as a whole (connecting, sending, and reading the
+whole answer), not a limit on each read, so a server that trickles its answer
+cannot hold a call past it; an answer larger than `MAX_RESPONSE_BYTES` is
+refused without retry. What still fails
 becomes an `LlmProviderError` or an `EmbeddingProviderError` naming the model
 and the status or transport error. Needs the `http` extra (`httpx`).
 """
@@ -21,6 +25,7 @@ import asyncio
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
@@ -32,6 +37,8 @@ from redstring.domain.exceptions import (
     MalformedCompletionError,
     RefusedCompletionError,
 )
+from redstring.domain.limits import MAX_DIMENSION
+from redstring.domain.validation import check_integer
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.llm import LlmProvider
@@ -46,6 +53,13 @@ except ImportError as _import_error:
 
 MAX_RETRY_DELAY: Final = 30.0
 """The longest wait, in seconds, between two attempts, whatever `Retry-After` says."""
+
+MAX_RESPONSE_BYTES: Final = 32 * 1024 * 1024
+"""The largest answer body, in bytes after decompression, that an attempt reads.
+
+A batch of 64 embeddings of 3,072 dimensions is about 4 MiB of JSON; anything
+far past that is a misbehaving server, and reading it would only use memory.
+"""
 
 _EXCERPT: Final = 200
 """How many characters of an error response body an error message quotes."""
@@ -113,8 +127,37 @@ def _first_error(error: ValidationError) -> str:
     return f"{where}: {first['msg']}" if where else first["msg"]
 
 
-_RETRYABLE_ERRORS: Final = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+_RETRYABLE_ERRORS: Final = (
+    httpx.TimeoutException,
+    httpx.NetworkError,
+    httpx.RemoteProtocolError,
+    TimeoutError,
+)
 """Transport failures worth another attempt: timeouts, refused or dropped connections."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """One attempt's response: status and headers, and the body read within the deadline."""
+
+    response: httpx.Response
+    content: bytes
+
+    @property
+    def status_code(self) -> int:
+        return self.response.status_code
+
+    @property
+    def is_success(self) -> bool:
+        return self.response.is_success
+
+    @property
+    def text(self) -> str:
+        return self.content.decode(self.response.encoding or "utf-8", errors="replace")
+
+
+class _TooLargeError(Exception):
+    """An answer body passed `MAX_RESPONSE_BYTES`."""
 
 
 def _is_retryable(status: int) -> bool:
@@ -151,7 +194,7 @@ def _is_token(value: object) -> bool:
     )
 
 
-def _describe(exc: httpx.HTTPError) -> str:
+def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
@@ -214,29 +257,54 @@ class _OpenAiHttp:
                 f"({_first_error(exc)}): {response.text[:_EXCERPT]!r}",
             ) from exc
 
-    async def _send(self, url: str, payload: dict[str, Any]) -> httpx.Response:
+    async def _attempt(self, url: str, payload: dict[str, Any]) -> _Answer:
+        """One request, answered and read whole within the deadline and the size cap."""
+        async with (
+            asyncio.timeout(self._timeout),
+            # The deadline above governs every phase, so httpx's own per-phase
+            # timeouts (on a handed-in client too) are switched off.
+            self._client.stream(
+                "POST", url, json=payload, headers=self._headers, timeout=None
+            ) as response,
+        ):
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > MAX_RESPONSE_BYTES:
+                    raise _TooLargeError
+            return _Answer(response, bytes(body))
+
+    async def _send(self, url: str, payload: dict[str, Any]) -> _Answer:
         attempt = 0
         while True:
             attempt += 1
             final = attempt == self._attempts
             try:
-                response = await self._client.post(
-                    url, json=payload, headers=self._headers, timeout=self._timeout
-                )
+                answer = await self._attempt(url, payload)
+            except TimeoutError as exc:
+                if final:
+                    what = f"no complete answer within the {self._timeout} s deadline"
+                    raise self._failed(url, attempt, what) from exc
+                delay = self._delay(attempt, None)
             except _RETRYABLE_ERRORS as exc:
                 if final:
                     raise self._failed(url, attempt, _describe(exc)) from exc
                 delay = self._delay(attempt, None)
+            except _TooLargeError as exc:
+                what = f"the answer is larger than MAX_RESPONSE_BYTES ({MAX_RESPONSE_BYTES})"
+                raise self._failed(url, attempt, what) from exc
             except httpx.HTTPError as exc:
                 raise self._failed(url, attempt, _describe(exc)) from exc
             else:
-                if response.is_success:
-                    return response
-                if final or not _is_retryable(response.status_code):
-                    raise self._status_error(url, response, attempt) from httpx.HTTPStatusError(
-                        f"HTTP {response.status_code}", request=response.request, response=response
+                if answer.is_success:
+                    return answer
+                if final or not _is_retryable(answer.status_code):
+                    raise self._status_error(url, answer, attempt) from httpx.HTTPStatusError(
+                        f"HTTP {answer.status_code}",
+                        request=answer.response.request,
+                        response=answer.response,
                     )
-                delay = self._delay(attempt, _retry_after(response))
+                delay = self._delay(attempt, _retry_after(answer.response))
             await asyncio.sleep(delay)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
@@ -245,7 +313,7 @@ class _OpenAiHttp:
         return min(wanted, MAX_RETRY_DELAY)
 
     def _status_error(
-        self, url: str, response: httpx.Response, attempts: int
+        self, url: str, response: _Answer, attempts: int
     ) -> LlmProviderError | EmbeddingProviderError:
         hint = " (is base_url the API root, /v1 included?)" if response.status_code == 404 else ""
         excerpt = response.text[:_EXCERPT]
@@ -274,8 +342,9 @@ class OpenAiCompatibleLlmProvider(AsyncClosable, LlmProvider):
     the server enforced it; a ```` ```json ```` fence around it is removed.
 
     `base_url` is the API root with `/v1`, e.g. `http://localhost:11434/v1`.
-    `timeout` (seconds) applies to every request, on a handed-in `client`
-    too. The adapter closes only a client it created; see the module
+    `timeout` (seconds) is a deadline for each attempt as a whole, from
+    connecting to the last byte of the answer, on a handed-in `client` too;
+    see the module docstring. The adapter closes only a client it created; see the module
     docstring for retries.
 
     Raises:
@@ -408,7 +477,7 @@ class OpenAiCompatibleEmbeddingProvider(AsyncClosable, EmbeddingProvider):
         max_retries: int = 3,
         backoff: float = 0.5,
     ) -> None:
-        _check_positive_int("dimension", dimension, minimum=1)
+        check_integer(dimension, argument="dimension", minimum=1, maximum=MAX_DIMENSION)
         _check_positive_int("batch_size", batch_size, minimum=1)
         self._http = _OpenAiHttp(
             base_url=base_url,

@@ -13,6 +13,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from redstring.domain.json_safety import check_json, copy_json
+from redstring.domain.validation import (
+    check_entity_id,
+    check_metadata,
+    check_sequence,
+    check_tenant_id,
+)
 from redstring.domain.vector import VectorMatch, VectorRecord
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.vector_store import VectorStore
@@ -155,6 +161,7 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
         metadata: dict[str, Any] | None = None,
     ) -> None:
         """Store `vector` for the entity, replacing any previous one."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id), check_metadata(metadata)
         array = check_vector(vector, self._dimension)
         stored = copy_json(check_json(metadata or {}, field="metadata"))
         vectors = array.astype(np.float32)[np.newaxis, :]
@@ -162,6 +169,7 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
 
     async def upsert_many(self, records: Sequence[VectorRecord]) -> None:
         """Store every record after checking them all; a later duplicate key wins."""
+        check_sequence(records, argument="records")
         rows = check_batch(records, self._dimension)
         # A later record for the same key wins; each tenant is written in one go.
         latest = {(record.tenant_id, record.entity_id): n for n, record in enumerate(records)}
@@ -177,11 +185,13 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
 
     async def delete(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
         """Remove the entity's vector; `True` if there was one."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         return tenant is not None and tenant.remove(entity_id)
 
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove every vector of the tenant; return how many there were."""
+        check_tenant_id(tenant_id)
         tenant = self._tenants.pop(tenant_id, None)
         return 0 if tenant is None else len(tenant)
 
@@ -189,6 +199,7 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
 
     async def get(self, entity_id: EntityId, tenant_id: TenantId) -> VectorRecord | None:
         """A copy of the stored record (vector at float32 precision), or `None`."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         row = None if tenant is None else tenant.rows.get(entity_id)
         if tenant is None or row is None:
@@ -214,6 +225,7 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
         Filters (`entity_types`, `min_score`) apply before `k`; ties break by
         `str(entity_id)`. See `redstring.ports.vector_store` for the contract.
         """
+        check_tenant_id(tenant_id)
         query = check_query(
             vector, self._dimension, k=k, entity_types=entity_types, min_score=min_score
         )

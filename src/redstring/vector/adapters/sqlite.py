@@ -37,6 +37,14 @@ from redstring.domain.exceptions import (
 )
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.json_safety import check_json
+from redstring.domain.validation import (
+    check_entity_id,
+    check_metadata,
+    check_optional_name,
+    check_path,
+    check_sequence,
+    check_tenant_id,
+)
 from redstring.domain.vector import VectorMatch, VectorRecord
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.vector_store import VectorStore
@@ -181,11 +189,12 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
         read_only: bool = False,
     ) -> None:
         self._dimension = check_dimension(dimension)
+        model = check_optional_name(model, argument="model")
         self._read_only = read_only
         if model is not None and not model.strip():
             raise ValueError(f"model must not be blank, got {model!r}")
         self._model = model
-        self._path = os.fspath(path)
+        self._path = check_path(path)
         self._worker = SqliteWorker(
             self._path,
             store=f"sqlite vector store {self._path}",
@@ -213,7 +222,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
         Raises:
             StoreError: the file exists but cannot be read as SQLite.
         """
-        location = os.fspath(path)
+        location = check_path(path)
 
         def read() -> tuple[int, str | None] | None:
             if not os.path.isfile(location):
@@ -410,6 +419,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
         metadata: dict[str, Any] | None = None,
     ) -> None:
         """Store `vector` for the entity, replacing any previous one."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id), check_metadata(metadata)
 
         def work(connection: sqlite3.Connection) -> None:
             blob = check_vector(vector, self._dimension).astype(np.float32).tobytes()
@@ -421,6 +431,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
 
     async def upsert_many(self, records: Sequence[VectorRecord]) -> None:
         """Store every record after checking them all, in one transaction; later duplicates win."""
+        check_sequence(records, argument="records")
 
         def work(connection: sqlite3.Connection) -> None:
             matrix = check_batch(records, self._dimension)
@@ -448,6 +459,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
 
     async def delete(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
         """Remove the entity's vector; `True` if there was one."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
         key = (str(tenant_id), str(entity_id))
 
         def work(connection: sqlite3.Connection) -> bool:
@@ -462,6 +474,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
 
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove every vector of the tenant; return how many there were."""
+        check_tenant_id(tenant_id)
         tenant = str(tenant_id)
 
         def work(connection: sqlite3.Connection) -> int:
@@ -487,6 +500,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
 
     async def get(self, entity_id: EntityId, tenant_id: TenantId) -> VectorRecord | None:
         """The stored record (vector at float32 precision), or `None`."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
 
         def work(connection: sqlite3.Connection) -> VectorRecord | None:
             row = connection.execute(
@@ -518,6 +532,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
         Filters (`entity_types`, `min_score`) apply before `k`; ties break by
         `str(entity_id)`. See `redstring.ports.vector_store` for the contract.
         """
+        check_tenant_id(tenant_id)
         query = check_query(
             vector, self._dimension, k=k, entity_types=entity_types, min_score=min_score
         )

@@ -114,8 +114,33 @@ async def test_a_newer_schema_version_in_the_file_is_refused_with_a_clear_error(
     connection.close()
 
     async with SqliteGraphStore(path) as newer:
-        with pytest.raises(StoreError, match=r"graph\.db.*version 99.*newer.*only version 1"):
+        with pytest.raises(StoreError, match=r"graph\.db.*version 99.*newer.*only version 2"):
             await newer.get_entity(entity_id(1), TENANT)
+
+
+async def test_a_version_1_file_opens_and_gets_its_name_index_built(tmp_path: Path) -> None:
+    """A file written before the name index existed: same tables, no units, version 1."""
+    path = tmp_path / "graph.db"
+    ada = make_entity(id=entity_id(1), name="Ada Lovelace", properties={"aliases": ["Countess"]})
+    theirs = make_entity(id=entity_id(1), name="Ada Byron", tenant_id=OTHER_TENANT)
+    async with SqliteGraphStore(path) as store:
+        await store.upsert_entities([ada, theirs])
+    with sqlite3.connect(path) as connection:
+        connection.execute("DROP TABLE graph_name_units")
+        connection.execute("UPDATE graph_meta SET value = '1' WHERE name = 'schema_version'")
+    connection.close()
+
+    async with SqliteGraphStore(path) as migrated:
+        assert await migrated.find_name_candidates("countess", TENANT) == [ada]
+        assert await migrated.find_name_candidates("Byron", TENANT) == []
+        assert await migrated.find_name_candidates("Byron", OTHER_TENANT) == [theirs]
+        assert await migrated.find_by_blocking_key(prefix_key(ada), TENANT) == [ada]
+    with sqlite3.connect(path) as connection:
+        [(version,)] = connection.execute(
+            "SELECT value FROM graph_meta WHERE name = 'schema_version'"
+        ).fetchall()
+    connection.close()
+    assert version == "2"
 
 
 async def test_it_shares_a_file_with_other_tables_and_leaves_them_alone(tmp_path: Path) -> None:

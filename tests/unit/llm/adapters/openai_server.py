@@ -30,6 +30,10 @@ class Reply:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    #: Seconds between one byte of the body and the next; 0 sends it at once.
+    trickle: float = 0.0
+    #: Answer only once the server stops: a reply no deadline can wait out.
+    hold: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,8 @@ class _Handler(BaseHTTPRequestHandler):
         reply = self.server.owner.take(request)
         if reply.delay:
             time.sleep(reply.delay)
+        if reply.hold:
+            self.server.owner.stopping.wait()
         content = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
         try:
             self.send_response(reply.status)
@@ -71,7 +77,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(content)))
             self.end_headers()
-            self.wfile.write(content)
+            if reply.trickle:
+                for index in range(len(content)):
+                    if self.server.owner.stopping.wait(reply.trickle):
+                        break
+                    self.wfile.write(content[index : index + 1])
+                    self.wfile.flush()
+            else:
+                self.wfile.write(content)
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             # The client gave up first (a timeout test); there is nobody to answer.
@@ -108,6 +121,8 @@ class FakeOpenAiServer:
         self._requests: list[Request] = []
         self._unexpected: list[Request] = []
         self._closed_connections = 0
+        #: Set when the server stops, releasing every held or trickling reply.
+        self.stopping = threading.Event()
         self._server = _Server(self)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
@@ -166,6 +181,7 @@ class FakeOpenAiServer:
 
     def stop(self) -> None:
         """Stop serving, then wait for every handler thread to finish."""
+        self.stopping.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()

@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -147,9 +148,9 @@ async def test_a_text_containing_fail_on_raises_an_error_naming_the_model_and_is
     assert provider.calls == (("Ada",), ("Ada", "kaboom!"))
 
 
-@pytest.mark.parametrize("dimension", [0, -1, True, False, 1.5, "3", None])
+@pytest.mark.parametrize("dimension", [0, -1, True, False, 1.5, "3", None, 65_537])
 def test_a_dimension_that_is_not_a_positive_int_is_refused_naming_it(dimension: object) -> None:
-    with pytest.raises(ValueError, match=f"dimension must be a positive int, got {dimension!r}"):
+    with pytest.raises(ValueError, match=rf"^dimension must be .*{re.escape(repr(dimension))}$"):
         FakeEmbeddingProvider(dimension=dimension)  # type: ignore[arg-type]
 
 

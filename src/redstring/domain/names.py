@@ -1,0 +1,78 @@
+"""The name index's units: what a query must share with an entity to be a candidate.
+
+A name's units are the character trigrams of each word of its folded form,
+padded the way PostgreSQL's `pg_trgm` pads them (two spaces before a word,
+one after), so "Ada" has the units `"  a"`, `" ad"`, `"ada"` and `"da "`.
+An entity's units are those of its name, its `normalized_name` and each
+string in a list under `properties["aliases"]`, together. A candidate is an
+entity sharing at least `MIN_SHARED_UNITS` distinct units with the query,
+ranked by how many it shares. ADR 0014 records why trigrams, and what they
+measured against per-token keys.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from redstring.domain.normalization import fold_name
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from redstring.domain.entity import Entity
+
+#: How many candidates `find_name_candidates` returns at most, by default.
+NAME_CANDIDATE_LIMIT: Final = 500
+#: How many distinct units an entity must share with a query to be a candidate.
+#: Every word has at least two distinct units (its first and its last), so a
+#: query sharing one whole word with a name always reaches it.
+MIN_SHARED_UNITS: Final = 2
+#: How many characters of a name, alias or query are indexed and scored. The
+#: rest is ignored, so a 1 MB query costs what a 256-character one does.
+MAX_NAME_CHARS: Final = 256
+#: The property whose list of strings is indexed and scored like the name.
+ALIASES_PROPERTY: Final = "aliases"
+
+
+def entity_names(entity: Entity) -> Iterator[str]:
+    """The name, the `normalized_name`, then each string alias, in that order.
+
+    Aliases are the string values of a list under `properties["aliases"]`;
+    anything else there (a bare string, a number, a nested list) is not an
+    alias.
+    """
+    yield entity.name
+    yield entity.normalized_name
+    aliases = entity.properties.get(ALIASES_PROPERTY)
+    if isinstance(aliases, list):
+        for alias in aliases:
+            if isinstance(alias, str):
+                yield alias
+
+
+def name_units(text: str) -> set[str]:
+    """The distinct units of the first `MAX_NAME_CHARS` characters of `text`, folded."""
+    units: set[str] = set()
+    for word in fold_name(text[:MAX_NAME_CHARS]).split():
+        padded = f"  {word} "
+        units.update(padded[start : start + 3] for start in range(len(padded) - 2))
+    return units
+
+
+def entity_name_units(entity: Entity) -> frozenset[str]:
+    """Every unit of every name of `entity` (see `entity_names`), once each."""
+    units: set[str] = set()
+    for name in entity_names(entity):
+        units |= name_units(name)
+    return frozenset(units)
+
+
+def query_name_units(query: str) -> list[str]:
+    """The distinct units of `query`, sorted, for a candidate lookup.
+
+    Raises:
+        ValueError: `query` is not a string.
+    """
+    if not isinstance(query, str):
+        raise ValueError(f"query must be a string, got {query!r}")
+    return sorted(name_units(query))

@@ -1,0 +1,340 @@
+"""Checks on the arguments of public entry points, one call at the top of each.
+
+Every adapter, and every composed object, starts each public method with
+these, so that every implementation of a port refuses the same values with
+the same message. Each check returns its argument unchanged (or as the type
+it was checked to be) and raises `ValueError` naming the argument and the
+value otherwise.
+
+Ids must be `uuid.UUID` instances (`EntityId`, `RelationshipId` and
+`TenantId` are `NewType`s over it). A UUID *string* is refused rather than
+parsed: one store comparing it as text and another as a UUID is how two
+adapters came to answer the same call differently.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from redstring.domain.entity import Entity, ExtractionMethod
+from redstring.domain.json_safety import (
+    check_json,
+    check_name,
+    check_text,
+    is_plain_json,
+    is_storable_text,
+    shown,
+)
+from redstring.domain.limits import MAX_DEPTH, MAX_LIMIT, MAX_NAME_LENGTH, MAX_QUERY_LENGTH
+from redstring.domain.relationship import Relationship
+
+if TYPE_CHECKING:
+    from redstring.domain.ids import EntityId, RelationshipId, TenantId
+
+
+def _check_uuid(value: object, *, argument: str, kind: str) -> UUID:
+    if not isinstance(value, UUID):
+        article = "an" if kind[0] in "AEIOU" else "a"
+        raise ValueError(
+            f"{argument} must be {article} {kind} (a uuid.UUID), got {type(value).__name__} "
+            f"{shown(value)}; pass {kind}(UUID(...))"
+        )
+    return value
+
+
+def check_tenant_id(value: object, *, argument: str = "tenant_id") -> TenantId:
+    """`value` as a `TenantId`, or `ValueError` unless it is a `uuid.UUID`."""
+    return _check_uuid(value, argument=argument, kind="TenantId")  # type: ignore[return-value]
+
+
+def check_entity_id(value: object, *, argument: str = "entity_id") -> EntityId:
+    """`value` as an `EntityId`, or `ValueError` unless it is a `uuid.UUID`."""
+    return _check_uuid(value, argument=argument, kind="EntityId")  # type: ignore[return-value]
+
+
+def check_relationship_id(value: object, *, argument: str = "relationship_id") -> RelationshipId:
+    """`value` as a `RelationshipId`, or `ValueError` unless it is a `uuid.UUID`."""
+    return _check_uuid(value, argument=argument, kind="RelationshipId")  # type: ignore[return-value]
+
+
+def check_sequence(value: object, *, argument: str) -> Sequence[Any]:
+    """`value`, once it is a sequence that is not a bare string or bytes."""
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise ValueError(
+            f"{argument} must be a sequence, got {type(value).__name__} {shown(value)}"
+        )
+    return value
+
+
+def check_entity_ids(value: object, *, argument: str = "entity_ids") -> Sequence[EntityId]:
+    """`value`, once it is a sequence of `uuid.UUID`s; the message names the first bad index."""
+    items = check_sequence(value, argument=argument)
+    for index, item in enumerate(items):
+        check_entity_id(item, argument=f"{argument}[{index}]")
+    return items
+
+
+def check_integer(value: object, *, argument: str, minimum: int, maximum: int) -> int:
+    """`value`, once it is an `int` (not a `bool`) within `minimum..maximum`."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(
+            f"{argument} must be an integer, got {type(value).__name__} {shown(value)}"
+        )
+    if not minimum <= value <= maximum:
+        raise ValueError(f"{argument} must be within {minimum}..{maximum}, got {shown(value)}")
+    return value
+
+
+def check_limit(value: object, *, argument: str = "limit") -> int:
+    """`value`, once it is an integer within `0..MAX_LIMIT`."""
+    return check_integer(value, argument=argument, minimum=0, maximum=MAX_LIMIT)
+
+
+def check_optional_limit(value: object, *, argument: str = "limit") -> int | None:
+    """`None`, or `value` checked by `check_limit`."""
+    return None if value is None else check_limit(value, argument=argument)
+
+
+def check_depth(value: object, *, argument: str = "depth") -> int:
+    """`value`, once it is an integer within `1..MAX_DEPTH`."""
+    return check_integer(value, argument=argument, minimum=1, maximum=MAX_DEPTH)
+
+
+def check_min_score(value: object, *, argument: str = "min_score") -> float | None:
+    """`None`, or `value` as a float once it is a real number within `0..1`."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{argument} must be a number, got {type(value).__name__} {shown(value)}")
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise ValueError(f"{argument} must be within 0..1, got {shown(value)}")
+    return float(value)
+
+
+def check_optional_name(value: object, *, argument: str) -> str | None:
+    """`None`, or `value` checked by `check_name`."""
+    return None if value is None else check_name(value, argument=argument)
+
+
+def check_query(value: object, *, argument: str = "query") -> str:
+    """`value`, once it is non-blank storable text of at most `MAX_QUERY_LENGTH` characters."""
+    query = check_name(value, argument=argument, maximum=MAX_QUERY_LENGTH)
+    if not query.strip():
+        raise ValueError(f"{argument} must be a non-blank string, got {query!r}")
+    return query
+
+
+def check_names(value: object, *, argument: str) -> Sequence[str]:
+    """`value`, once it is a sequence of names each passing `check_name`."""
+    items = check_sequence(value, argument=argument)
+    for index, item in enumerate(items):
+        check_name(item, argument=f"{argument}[{index}]")
+    return items
+
+
+def check_entity_types(value: object, *, argument: str = "entity_types") -> Sequence[str] | None:
+    """`None` (no filter), or a sequence of type names (`[]` matches nothing)."""
+    return None if value is None else check_names(value, argument=argument)
+
+
+def check_metadata(value: object, *, argument: str = "metadata") -> dict[str, Any] | None:
+    """`None`, or `value` once it is a plain JSON dict within the payload limits."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError(f"{argument} must be a dict, got {type(value).__name__} {shown(value)}")
+    return check_json(value, field=argument)
+
+
+def _check_stored_text(value: object, *, argument: str, optional: bool = True) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        raise ValueError(f"{argument} must be a string, got {type(value).__name__} {shown(value)}")
+    check_text(value, field=argument)
+
+
+def _check_confidence(value: object, *, argument: str) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not (math.isfinite(value) and 0.0 <= value <= 1.0)
+    ):
+        raise ValueError(f"{argument} must be a finite number within 0..1, got {shown(value)}")
+
+
+def _check_common(item: Entity | Relationship, *, argument: str) -> None:
+    """The fields entities and relationships share, re-checked cheaply."""
+    check_tenant_id(item.tenant_id, argument=f"{argument}.tenant_id")
+    _check_stored_text(item.description, argument=f"{argument}.description")
+    _check_stored_text(item.source_id, argument=f"{argument}.source_id")
+    _check_stored_text(item.model, argument=f"{argument}.model")
+    if not isinstance(item.properties, dict):
+        raise ValueError(f"{argument}.properties must be a dict, got {shown(item.properties)}")
+    check_json(item.properties, field=f"{argument}.properties")
+    if not isinstance(item.extraction_method, ExtractionMethod):
+        raise ValueError(
+            f"{argument}.extraction_method must be an ExtractionMethod, "
+            f"got {shown(item.extraction_method)}"
+        )
+    _check_confidence(item.confidence, argument=f"{argument}.confidence")
+
+
+def _check_type_name(value: object, *, argument: str) -> None:
+    name = check_name(value, argument=argument)
+    if not name.strip():
+        raise ValueError(f"{argument} must not be blank: {name!r}")
+
+
+def _storable_text(*texts: str | None) -> bool:
+    """Whether every text is `None` or a storable `str`: one regex over them all."""
+    present = [text for text in texts if text is not None]
+    if any(type(text) is not str for text in present):
+        return False
+    return is_storable_text("".join(present))
+
+
+def _storable_common(item: Entity | Relationship) -> bool:
+    """The fast, silent form of `_check_common`."""
+    confidence = item.confidence
+    return (
+        isinstance(item.tenant_id, UUID)
+        and type(item.extraction_method) is ExtractionMethod
+        and type(confidence) is float
+        and 0.0 <= confidence <= 1.0  # NaN fails both comparisons
+        and (not item.properties or is_plain_json(item.properties))
+        and type(item.properties) is dict
+    )
+
+
+def _storable_name(value: object) -> bool:
+    return type(value) is str and 0 < len(value) <= MAX_NAME_LENGTH and not value.isspace()
+
+
+def _storable_entity(entity: object) -> bool:
+    """Whether `entity` passes every check of `check_entities`, without building a message."""
+    if type(entity) is not Entity:
+        return False
+    keys = entity.blocking_keys
+    return (
+        isinstance(entity.id, UUID)
+        and _storable_name(entity.name)
+        and _storable_name(entity.entity_type)
+        and type(entity.normalized_name) is str
+        and len(entity.normalized_name) <= MAX_NAME_LENGTH
+        and (keys is None or type(keys) is frozenset)
+        and _storable_text(
+            entity.name,
+            entity.normalized_name,
+            entity.entity_type,
+            entity.description,
+            entity.source_id,
+            entity.model,
+            *(keys or ()),
+        )
+        and _storable_common(entity)
+    )
+
+
+def _storable_relationship(relationship: object) -> bool:
+    """Whether `relationship` passes every check of `check_relationships`, silently."""
+    if type(relationship) is not Relationship:
+        return False
+    return (
+        isinstance(relationship.id, UUID)
+        and isinstance(relationship.source_entity_id, UUID)
+        and isinstance(relationship.target_entity_id, UUID)
+        and _storable_name(relationship.relationship_type)
+        and _storable_text(
+            relationship.relationship_type,
+            relationship.description,
+            relationship.source_id,
+            relationship.model,
+        )
+        and _storable_common(relationship)
+    )
+
+
+def check_entities(value: object, *, argument: str = "entities") -> Sequence[Entity]:
+    """`value`, once it is a sequence of entities every store can write and read back.
+
+    `Entity.model_copy(update=...)` skips validation, so a copy may carry a
+    NaN confidence or an unstorable property that no store could read back.
+    A store therefore checks each entity's fields again, cheaply, before
+    writing any of the batch.
+    """
+    items = check_sequence(value, argument=argument)
+    for index, entity in enumerate(items):
+        if _storable_entity(entity):
+            continue
+        at = f"{argument}[{index}]"
+        if not isinstance(entity, Entity):
+            raise ValueError(f"{at} is not an Entity: {shown(entity)}")
+        check_entity_id(entity.id, argument=f"{at}.id")
+        _check_type_name(entity.name, argument=f"{at}.name")
+        check_name(entity.normalized_name, argument=f"{at}.normalized_name")
+        _check_type_name(entity.entity_type, argument=f"{at}.entity_type")
+        _check_common(entity, argument=at)
+        keys = entity.blocking_keys
+        if keys is not None:
+            if not isinstance(keys, frozenset):
+                raise ValueError(f"{at}.blocking_keys must be a frozenset, got {shown(keys)}")
+            for key in keys:
+                _check_stored_text(key, argument=f"{at}.blocking_keys", optional=False)
+    return items
+
+
+def check_relationships(
+    value: object, *, argument: str = "relationships"
+) -> Sequence[Relationship]:
+    """`value`, once it is a sequence of relationships every store can write and read back.
+
+    The store-edge counterpart of `check_entities`.
+    """
+    items = check_sequence(value, argument=argument)
+    for index, relationship in enumerate(items):
+        if _storable_relationship(relationship):
+            continue
+        at = f"{argument}[{index}]"
+        if not isinstance(relationship, Relationship):
+            raise ValueError(f"{at} is not a Relationship: {shown(relationship)}")
+        check_relationship_id(relationship.id, argument=f"{at}.id")
+        check_entity_id(relationship.source_entity_id, argument=f"{at}.source_entity_id")
+        check_entity_id(relationship.target_entity_id, argument=f"{at}.target_entity_id")
+        _check_type_name(relationship.relationship_type, argument=f"{at}.relationship_type")
+        _check_common(relationship, argument=at)
+    return items
+
+
+def check_collaborator[T](value: T, port: type, *, argument: str) -> T:
+    """`value`, once it satisfies `port`, a runtime-checkable protocol.
+
+    Catches `None`, or an object of the wrong kind, where a collaborator is
+    handed over, rather than at its first use deep inside a call.
+    """
+    if not isinstance(value, port):
+        raise ValueError(
+            f"{argument} must implement {port.__name__}, got {type(value).__name__} {shown(value)}"
+        )
+    return value
+
+
+def check_path(value: object, *, argument: str = "path") -> str:
+    """`value` as a `str` path, once it is a `str` or `os.PathLike` of storable text.
+
+    Bytes paths are refused, like NUL and unpaired surrogates, which no file
+    system API accepts in a path the same way everywhere.
+    """
+    # What `os.fspath` does, without importing `os` into the pure domain.
+    fspath = getattr(type(value), "__fspath__", None)
+    path = value if isinstance(value, str) else None if fspath is None else fspath(value)
+    if path is None or isinstance(value, bytes):
+        raise ValueError(
+            f"{argument} must be a str or os.PathLike, got {type(value).__name__} {shown(value)}"
+        )
+    if not isinstance(path, str):
+        raise ValueError(f"{argument} must be a text path, not bytes: {shown(value)}")
+    return check_text(path, field=argument)

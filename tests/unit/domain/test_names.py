@@ -1,0 +1,114 @@
+"""Folding and the name index's units."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from redstring.domain.lexical import PROPERTY_WEIGHT, lexical_score, name_similarity
+from redstring.domain.names import (
+    MAX_NAME_CHARS,
+    entity_name_units,
+    entity_names,
+    name_units,
+    query_name_units,
+)
+from redstring.domain.normalization import fold_name, normalize_name
+from redstring.testing.factories import make_entity
+
+
+@pytest.mark.parametrize(
+    ("name", "folded"),
+    [
+        ("José  Muñoz", "jose munoz"),
+        ("Smith, John", "smith john"),
+        ("O'Brien", "o brien"),
+        ("ﬁsh", "fish"),
+        ("Straße", "strasse"),
+        ("ÅNGSTRÖM", "angstrom"),
+        ("北京市", "北京市"),
+        ("...", ""),
+        ("   ", ""),
+        ("a\x01b", "a b"),
+    ],
+)
+def test_fold_name_drops_case_accents_and_punctuation(name: str, folded: str) -> None:
+    assert fold_name(name) == folded
+
+
+@given(st.text(max_size=30))
+@example("")
+@example("Ⅻ ﬁ")
+@example("A\u0301")
+def test_folding_is_idempotent_and_never_longer_in_words(text: str) -> None:
+    once = fold_name(text)
+    assert fold_name(once) == once
+    assert once == " ".join(once.split())
+
+
+def test_normalize_name_is_not_folded() -> None:
+    """Ids are derived from `normalize_name`: it must keep accents and punctuation."""
+    assert normalize_name("José  Muñoz, Jr.") == "josé muñoz, jr."
+
+
+def test_a_one_letter_word_has_two_units_and_a_longer_word_one_more_than_its_letters() -> None:
+    assert name_units("A") == {"  a", " a "}
+    assert name_units("Ada") == {"  a", " ad", "ada", "da "}
+    assert name_units("") == set()
+
+
+@given(st.text(alphabet=st.characters(categories=["L", "N"]), min_size=1, max_size=12))
+@example("aaaa")
+@example("x")
+def test_every_word_has_at_least_two_distinct_units(word: str) -> None:
+    if fold_name(word):
+        assert len(name_units(word)) >= 2
+
+
+def test_only_the_first_characters_of_a_huge_name_are_indexed() -> None:
+    huge = "ada " + "x" * 1_000_000
+    assert name_units(huge) == name_units(huge[:MAX_NAME_CHARS])
+
+
+def test_entity_names_are_the_name_normalized_name_and_string_aliases() -> None:
+    entity = make_entity(
+        name="Mumbai",
+        normalized_name="mumbai city",
+        properties={"aliases": ["Bombay", 7, ["Bambai"], "बम्बई"], "other": "Kolkata"},
+    )
+    assert list(entity_names(entity)) == ["Mumbai", "mumbai city", "Bombay", "बम्बई"]
+    bare = make_entity(name="Mumbai", properties={"aliases": "Bombay"})
+    assert list(entity_names(bare)) == ["Mumbai", "mumbai"]
+    assert "bay" in entity_name_units(entity)
+    assert "bay" not in entity_name_units(bare)
+
+
+def test_query_units_are_sorted_and_distinct_and_a_non_string_is_refused() -> None:
+    assert query_name_units("ab ab") == ["  a", " ab", "ab "]
+    with pytest.raises(ValueError, match="query"):
+        query_name_units(7)  # type: ignore[arg-type]
+
+
+def test_an_alias_scores_at_the_name_weight_and_a_bare_string_one_at_property_weight() -> None:
+    listed = make_entity(name="Mumbai", properties={"aliases": ["Bombay"]})
+    bare = make_entity(name="Mumbai", properties={"aliases": "Bombay"})
+    assert lexical_score("Bombay", listed) == 1.0
+    assert lexical_score("Bombay", bare) == pytest.approx(
+        max(PROPERTY_WEIGHT, name_similarity("Bombay", "Mumbai"))
+    )
+
+
+def test_name_similarity_forgives_order_accents_and_punctuation_only() -> None:
+    assert name_similarity("Lovelace, Ada", "ada lovelace") == 1.0
+    assert name_similarity("Müñoz", "MUNOZ") == 1.0
+    assert name_similarity("", "") == 1.0
+    assert name_similarity("", "Ada") == 0.0
+    # The mean of Jaro-Winkler (0.96667) and 1 - 1/7 (0.85714), as literals.
+    assert name_similarity("Babbage", "Babage") == pytest.approx(0.91190, abs=1e-4)
+
+
+def test_a_huge_query_is_scored_from_its_first_characters() -> None:
+    entity = make_entity(name="Ada Lovelace")
+    huge = "Ada Lovelace" + "x" * 1_000_000
+    assert lexical_score(huge, entity) == lexical_score(huge[:MAX_NAME_CHARS], entity)
