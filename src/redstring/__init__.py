@@ -15,7 +15,17 @@ Everything public is importable from here; nothing is opened, read or loaded
 at import time.
 """
 
-from redstring.composition import AUTO, AutoDomain, GraphBuildReport, Retriever, build_graph
+from redstring.composition import (
+    AUTO,
+    AutoDomain,
+    GraphBuildReport,
+    ImportReport,
+    Retriever,
+    build_graph,
+    build_graphs,
+    delete_entity,
+    import_entities,
+)
 from redstring.domain.blocking import (
     DEFAULT_STRATEGIES,
     PREFIX_LENGTH,
@@ -146,6 +156,7 @@ __all__ = [
     "GraphReader",
     "GraphStore",
     "GraphWriter",
+    "ImportReport",
     "InMemoryEventLog",
     "InMemoryGraphStore",
     "InMemoryVectorStore",
@@ -187,12 +198,15 @@ __all__ = [
     "available_domains",
     "blocking_keys_for",
     "build_graph",
+    "build_graphs",
     "cosine_similarity",
+    "delete_entity",
     "entity_type_key",
     "event_from_json",
     "event_to_json",
     "fold_name",
     "get_domain",
+    "import_entities",
     "normalize_name",
     "prefix_key",
     "replay",

@@ -10,7 +10,11 @@ composes. There are two:
   `vector` and `graph` are siblings that may not import each other and
   neither may import `llm`, so no sibling can hold all three.
 
-This was one module until retrieval arrived; see the ADR amending 0007.
+- `entities` composes `GraphStore` + `EmbeddingProvider` + `VectorStore`
+  to import one's own entities (it reads the graph to decide what to
+  embed), and `GraphWriter` + `VectorWriter` to delete one from both.
+
+See the ADR amending 0007.
 """
 
 from __future__ import annotations
@@ -20,15 +24,21 @@ from redstring.composition.build_graph import (
     AutoDomain,
     GraphBuildReport,
     build_graph,
+    build_graphs,
     embed_entity_names,
 )
+from redstring.composition.entities import ImportReport, delete_entity, import_entities
 from redstring.composition.retrieval import Retriever
 
 __all__ = [
     "AUTO",
     "AutoDomain",
     "GraphBuildReport",
+    "ImportReport",
     "Retriever",
     "build_graph",
+    "build_graphs",
+    "delete_entity",
     "embed_entity_names",
+    "import_entities",
 ]

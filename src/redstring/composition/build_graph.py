@@ -7,6 +7,7 @@ and a vector store together. See ADR 0007.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Final
@@ -14,6 +15,7 @@ from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from redstring.domain.batches import require_all
 from redstring.domain.events import DocumentExtracted, EntitiesEmbedded
 from redstring.domain.exceptions import (
     DimensionMismatchError,
@@ -36,7 +38,7 @@ from redstring.projections.graph import GraphProjection
 from redstring.projections.vector import VectorProjection
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from redstring.domain.entity import Entity
     from redstring.domain.events import Event
@@ -253,3 +255,85 @@ async def embed_entity_names(
         )
         for entity, vector in zip(entities, vectors, strict=True)
     )
+
+
+async def build_graphs(
+    documents: Sequence[SourceDocument],
+    *,
+    provider: LlmProvider,
+    store: GraphStore,
+    tenant_id: TenantId,
+    concurrency: int = 4,
+    on_progress: Callable[[int, int], None] | None = None,
+    domain: str | AutoDomain | None = None,
+    chunker: Chunker | None = None,
+    skip_failed_chunks: bool = False,
+    allow_partial: bool = False,
+    embedding_provider: EmbeddingProvider | None = None,
+    vector_store: VectorStore | None = None,
+    event_log: EventLog | None = None,
+) -> list[GraphBuildReport]:
+    """`build_graph` for each document, at most `concurrency` at a time.
+
+    Returns one report per document, in the order given. After each
+    document is written, `on_progress(done, total)` is called; if it
+    raises, no further document is started and the error propagates. The other
+    arguments mean what they mean for `build_graph`; every document is
+    checked before the first model call.
+
+    Each document is written whole or not at all. When one fails, no
+    further document is started, those in flight finish, and its error is
+    raised with a note naming the document; documents finished before stay
+    written.
+
+    Raises:
+        ValueError: `documents` is not a sequence of `SourceDocument`, or
+            `concurrency` is not a positive integer.
+        Exception: whatever `build_graph` raises for the first failing document.
+    """
+    batch = require_all(documents, SourceDocument, name="documents")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
+    reports: list[GraphBuildReport | None] = [None] * len(batch)
+    slots = asyncio.Semaphore(concurrency)
+    failed = asyncio.Event()
+    done = 0
+
+    async def one(index: int, document: SourceDocument) -> None:
+        nonlocal done
+        async with slots:
+            if failed.is_set():
+                return
+            try:
+                reports[index] = await build_graph(
+                    document,
+                    provider=provider,
+                    store=store,
+                    tenant_id=tenant_id,
+                    domain=domain,
+                    chunker=chunker,
+                    skip_failed_chunks=skip_failed_chunks,
+                    allow_partial=allow_partial,
+                    embedding_provider=embedding_provider,
+                    vector_store=vector_store,
+                    event_log=event_log,
+                )
+            except Exception as exc:
+                failed.set()
+                exc.add_note(f"while building document {document.id!r}")
+                raise
+            done += 1
+            if on_progress is not None:
+                try:
+                    on_progress(done, len(batch))
+                except BaseException:
+                    failed.set()
+                    raise
+
+    outcomes = await asyncio.gather(
+        *(one(index, document) for index, document in enumerate(batch)), return_exceptions=True
+    )
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return [report for report in reports if report is not None]

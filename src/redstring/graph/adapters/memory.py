@@ -191,6 +191,21 @@ class _Tenant:
         self.adjacency[relationship.source_entity_id].add(relationship.id)
         self.adjacency[relationship.target_entity_id].add(relationship.id)
 
+    def remove_entity(self, entity_id: EntityId) -> bool:
+        entity = self.entities.pop(entity_id, None)
+        if entity is None:
+            return False
+        for key in entity.blocking_keys or ():
+            self._unindex(self.by_key, key, entity_id)
+        self._unindex(self.by_name, normalize_name(entity.name), entity_id)
+        self.names.remove(entity_id)
+        for relationship_id in self.adjacency.pop(entity_id, set()):
+            relationship = self.relationships.pop(relationship_id)
+            for endpoint in (relationship.source_entity_id, relationship.target_entity_id):
+                if endpoint != entity_id:
+                    self.adjacency[endpoint].discard(relationship_id)
+        return True
+
     @staticmethod
     def _unindex(index: defaultdict[str, set[EntityId]], key: str, entity_id: EntityId) -> None:
         members = index.get(key)
@@ -244,6 +259,11 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
                     raise MissingEntityError(entity_id=endpoint, tenant_id=relationship.tenant_id)
         for relationship in relationships:
             self._tenant(relationship.tenant_id).put_relationship(_copy_relationship(relationship))
+
+    async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
+        """Remove the entity, its keys and its relationships; `True` if it was there."""
+        tenant = self._tenants.get(tenant_id)
+        return tenant is not None and tenant.remove_entity(entity_id)
 
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove the tenant entirely; return how many entities it held."""
