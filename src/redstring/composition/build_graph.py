@@ -15,7 +15,6 @@ from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from redstring.domain.batches import require_all
 from redstring.domain.events import DocumentExtracted, EntitiesEmbedded
 from redstring.domain.exceptions import (
     DimensionMismatchError,
@@ -23,8 +22,14 @@ from redstring.domain.exceptions import (
     PartialExtractionError,
 )
 from redstring.domain.json_safety import shown
+from redstring.domain.limits import MAX_CONCURRENCY
 from redstring.domain.source import SourceDocument
-from redstring.domain.validation import check_collaborator, check_tenant_id
+from redstring.domain.validation import (
+    check_collaborator,
+    check_integer,
+    check_sequence,
+    check_tenant_id,
+)
 from redstring.domain.vector import VectorRecord
 from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.extraction.domains import DEFAULT_DOMAIN, classify_domain, get_domain
@@ -85,6 +90,41 @@ class GraphBuildReport(BaseModel):
     domain_confidence: float = Field(ge=0.0, le=1.0)
 
 
+def _check_build_arguments(
+    *,
+    provider: LlmProvider,
+    store: GraphStore,
+    tenant_id: TenantId,
+    domain: str | AutoDomain | None,
+    embedding_provider: EmbeddingProvider | None,
+    vector_store: VectorStore | None,
+    event_log: EventLog | None,
+) -> None:
+    """What `build_graph` and `build_graphs` check before the first model call."""
+    check_collaborator(provider, LlmProvider, argument="provider")
+    check_collaborator(store, GraphStore, argument="store")
+    check_tenant_id(tenant_id)
+    for argument, value, port in (
+        ("embedding_provider", embedding_provider, EmbeddingProvider),
+        ("vector_store", vector_store, VectorStore),
+        ("event_log", event_log, EventLog),
+    ):
+        if value is not None:
+            check_collaborator(value, port, argument=argument)
+    if not (domain is None or domain is AUTO or isinstance(domain, str)):
+        raise ValueError(f"domain must be a domain id, AUTO or None, got {shown(domain)}")
+    if (embedding_provider is None) != (vector_store is None):
+        raise ValueError("embedding_provider and vector_store go together: pass both or neither")
+    if (
+        embedding_provider is not None
+        and vector_store is not None
+        and embedding_provider.dimension != vector_store.dimension
+    ):
+        raise DimensionMismatchError(
+            expected=vector_store.dimension, actual=embedding_provider.dimension
+        )
+
+
 async def build_graph(
     document: SourceDocument,
     *,
@@ -133,28 +173,15 @@ async def build_graph(
         raise ValueError(
             f"document must be a SourceDocument, got {type(document).__name__}: {document!r:.80}"
         )
-    check_collaborator(provider, LlmProvider, argument="provider")
-    check_collaborator(store, GraphStore, argument="store")
-    check_tenant_id(tenant_id)
-    for argument, value, port in (
-        ("embedding_provider", embedding_provider, EmbeddingProvider),
-        ("vector_store", vector_store, VectorStore),
-        ("event_log", event_log, EventLog),
-    ):
-        if value is not None:
-            check_collaborator(value, port, argument=argument)
-    if not (domain is None or domain is AUTO or isinstance(domain, str)):
-        raise ValueError(f"domain must be a domain id, AUTO or None, got {shown(domain)}")
-    if (embedding_provider is None) != (vector_store is None):
-        raise ValueError("embedding_provider and vector_store go together: pass both or neither")
-    if (
-        embedding_provider is not None
-        and vector_store is not None
-        and embedding_provider.dimension != vector_store.dimension
-    ):
-        raise DimensionMismatchError(
-            expected=vector_store.dimension, actual=embedding_provider.dimension
-        )
+    _check_build_arguments(
+        provider=provider,
+        store=store,
+        tenant_id=tenant_id,
+        domain=domain,
+        embedding_provider=embedding_provider,
+        vector_store=vector_store,
+        event_log=event_log,
+    )
     pipeline = ExtractionPipeline(provider, chunker=chunker, concurrency=concurrency)
 
     if domain is AUTO:
@@ -291,9 +318,22 @@ async def build_graphs(
             `concurrency` is not a positive integer.
         Exception: whatever `build_graph` raises for the first failing document.
     """
-    batch = require_all(documents, SourceDocument, name="documents")
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
+    batch = check_sequence(documents, argument="documents")
+    for index, document in enumerate(batch):
+        if not isinstance(document, SourceDocument):
+            raise ValueError(f"documents[{index}] is not a SourceDocument: {shown(document)}")
+    _check_build_arguments(
+        provider=provider,
+        store=store,
+        tenant_id=tenant_id,
+        domain=domain,
+        embedding_provider=embedding_provider,
+        vector_store=vector_store,
+        event_log=event_log,
+    )
+    check_integer(concurrency, argument="concurrency", minimum=1, maximum=MAX_CONCURRENCY)
+    if on_progress is not None and not callable(on_progress):
+        raise ValueError(f"on_progress must be callable or None, got {shown(on_progress)}")
     reports: list[GraphBuildReport | None] = [None] * len(batch)
     slots = asyncio.Semaphore(concurrency)
     failed = asyncio.Event()

@@ -15,25 +15,34 @@ from uuid import uuid4
 from pydantic import BaseModel, ConfigDict
 
 from redstring.composition.build_graph import embed_entity_names
-from redstring.domain.batches import require_all
-from redstring.domain.entity import Entity
 from redstring.domain.events import DocumentExtracted, EntitiesEmbedded
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import EntityId, SourceId, TenantId
-from redstring.domain.relationship import Relationship
+from redstring.domain.json_safety import check_name, shown
+from redstring.domain.limits import MAX_LIMIT
+from redstring.domain.validation import (
+    check_collaborator,
+    check_entities,
+    check_entity_id,
+    check_integer,
+    check_relationships,
+    check_tenant_id,
+)
 from redstring.events.adapters.memory import InMemoryEventLog
+from redstring.ports.embedding import EmbeddingProvider
+from redstring.ports.event_log import EventLog
+from redstring.ports.graph_store import GraphStore, GraphWriter
+from redstring.ports.vector_store import VectorStore, VectorWriter
 from redstring.projections.graph import GraphProjection
 from redstring.projections.vector import VectorProjection
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from redstring.domain.entity import Entity
     from redstring.domain.events import Event
+    from redstring.domain.relationship import Relationship
     from redstring.domain.vector import VectorRecord
-    from redstring.ports.embedding import EmbeddingProvider
-    from redstring.ports.event_log import EventLog
-    from redstring.ports.graph_store import GraphStore, GraphWriter
-    from redstring.ports.vector_store import VectorStore, VectorWriter
 
 #: The `domain` and `model` an import's `DocumentExtracted` event records.
 _IMPORT_ORIGIN: Final = "import"
@@ -91,20 +100,32 @@ async def import_entities(
     of this call, in their own tenant.
 
     Raises:
-        ValueError: an item is not an `Entity` (or `Relationship`), only one
-            of `embeddings` and `vectors` is given, `batch_size < 1`, or a
+        ValueError: an item is not an `Entity` (or `Relationship`) every
+            store can hold, a collaborator does not implement its port,
+            only one of `embeddings` and `vectors` is given, `batch_size`
+            is not within `1..MAX_LIMIT`, `source_id` is not a name, or a
             relationship's endpoint is not among `entities`.
         DimensionMismatchError: the provider's and the store's dimensions differ.
         EmbeddingProviderError: the embedding model failed.
     """
-    batch = require_all(entities, Entity, name="entities")
-    edges = require_all(relationships, Relationship, name="relationships")
+    batch = check_entities(entities)
+    edges = check_relationships(relationships)
+    check_collaborator(graph, GraphStore, argument="graph")
+    for argument, value, port in (
+        ("embeddings", embeddings, EmbeddingProvider),
+        ("vectors", vectors, VectorStore),
+        ("event_log", event_log, EventLog),
+    ):
+        if value is not None:
+            check_collaborator(value, port, argument=argument)
+    source_id = check_name(source_id, argument="source_id")
+    check_integer(batch_size, argument="batch_size", minimum=1, maximum=MAX_LIMIT)
+    if on_progress is not None and not callable(on_progress):
+        raise ValueError(f"on_progress must be callable or None, got {shown(on_progress)}")
     if (embeddings is None) != (vectors is None):
         raise ValueError("embeddings and vectors go together: pass both or neither")
     if embeddings is not None and vectors is not None and embeddings.dimension != vectors.dimension:
         raise DimensionMismatchError(expected=vectors.dimension, actual=embeddings.dimension)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
 
     by_tenant: dict[TenantId, dict[EntityId, Entity]] = {}
     for entity in batch:
@@ -220,6 +241,10 @@ async def delete_entity(
     This writes to the stores, not to an event log: replaying a log that
     recorded the entity brings it back.
     """
+    check_entity_id(entity_id), check_tenant_id(tenant_id)
+    check_collaborator(graph, GraphWriter, argument="graph")
+    if vectors is not None:
+        check_collaborator(vectors, VectorWriter, argument="vectors")
     removed = await graph.delete_entity(entity_id, tenant_id)
     if vectors is not None:
         removed = await vectors.delete(entity_id, tenant_id) or removed

@@ -262,6 +262,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
     async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
         """Remove the entity, its keys and its relationships; `True` if it was there."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         return tenant is not None and tenant.remove_entity(entity_id)
 

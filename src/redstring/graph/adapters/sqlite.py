@@ -630,6 +630,7 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
 
         `True` if the tenant held the entity; `False`, with nothing written, if not.
         """
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
         return await self._run(lambda connection: _delete_entity(connection, entity_id, tenant_id))
 
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
