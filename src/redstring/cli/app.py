@@ -31,6 +31,7 @@ from redstring.cli.stores import (
     CommandError,
     Database,
     embedding_provider,
+    migrate_database,
     open_database,
     open_for_delete,
     search_provider,
@@ -651,6 +652,21 @@ def neighbors_command(entity: str, db: str, tenant: str, depth: int, as_json: bo
     print_table(
         ["name", "type", "id"], [[row["name"], row["entity_type"], row["id"]] for row in rows]
     )
+
+
+# -- migrate ---------------------------------------------------------------------
+
+
+@cli.command("migrate")
+@_db_option
+def migrate_command(db: str) -> None:
+    """Upgrade a database written by an older redstring to this one's schema, in place.
+
+    Read commands and delete refuse an older file; import and build upgrade
+    it too. Running it on a current file changes nothing.
+    """
+    migrated = _run(migrate_database(db))
+    click.echo(f"{db}: {'migrated to' if migrated else 'already at'} the current schema")
 
 
 # -- running it ------------------------------------------------------------------

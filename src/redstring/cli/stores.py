@@ -131,7 +131,7 @@ async def open_database(
             await graph.count_by_tenant()
         except StoreError as exc:
             await graph.close()
-            raise CommandError(f"{location} is not a redstring database ({exc.reason})") from exc
+            raise _refusal(location, exc) from exc
         vectors = (
             SqliteVectorStore(location, dimension=dimension, model=model, read_only=True)
             if dimension is not None
@@ -186,6 +186,44 @@ async def open_database(
     )
 
 
+def _refusal(location: str, exc: StoreError) -> CommandError:
+    """Why a read-only open refused `location`, and what to do about an older file."""
+    if "older than" in exc.reason:
+        return CommandError(
+            f"{location} holds an older redstring graph ({exc.reason}): run "
+            f"`redstring migrate --db {location}` once to upgrade it"
+        )
+    return CommandError(f"{location} is not a redstring database ({exc.reason})")
+
+
+async def migrate_database(location: str) -> bool:
+    """Bring the graph at `location` to this redstring's schema, in place.
+
+    `True` if it was migrated, `False` if it was already current. The file
+    is first opened read-only, so one that is not a redstring database is
+    refused without being given tables.
+
+    Raises:
+        CommandError: no such file, or not a redstring database.
+    """
+    if not await asyncio.to_thread(os.path.isfile, location):
+        raise CommandError(f"no such database: {location}")
+    reader = SqliteGraphStore(location, read_only=True)
+    try:
+        await reader.count_by_tenant()
+    except StoreError as exc:
+        refusal = _refusal(location, exc)
+        if "older than" not in exc.reason:
+            raise refusal from exc
+    else:
+        return False
+    finally:
+        await reader.close()
+    async with SqliteGraphStore(location) as graph:
+        await graph.count_by_tenant()
+    return True
+
+
 async def open_for_delete(location: str) -> Database:
     """The stores of an existing database, for deleting from both channels.
 
@@ -206,7 +244,10 @@ async def _entity_count(location: str) -> int:
     graph = SqliteGraphStore(location, read_only=True)
     try:
         counts = await graph.count_by_tenant()
-    except StoreError:
+    except StoreError as exc:
+        if "older than" in exc.reason:
+            # Its entities cannot be counted without migrating, which a refusal must not do.
+            raise _refusal(location, exc) from exc
         return 0
     finally:
         await graph.close()

@@ -132,7 +132,7 @@ def test_every_option_of_every_command_has_help() -> None:
 def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run("--help")
     assert status == 0
-    for name in ("import", "build", "search", "stats", "export", "delete", "neighbors"):
+    for name in ("import", "build", "search", "stats", "export", "delete", "neighbors", "migrate"):
         assert f"  {name} " in out
 
 
@@ -724,3 +724,91 @@ def test_an_import_is_recorded_in_the_file_s_event_log_so_replay_rebuilds_it(
         found, vectors = asyncio.run(rebuilt(tenant))
         assert found == entities(graph_db, tenant)
         assert vectors == len(found)
+
+
+# -- a database written by an older redstring ------------------------------------
+
+
+def _downgrade_to_version_1(db: Path) -> None:
+    """What a file written before the name index looks like: no units, version 1."""
+    with sqlite3.connect(db) as connection:
+        connection.execute("DROP TABLE graph_name_units")
+        connection.execute("UPDATE graph_meta SET value = '1' WHERE name = 'schema_version'")
+    connection.close()
+
+
+@pytest.mark.parametrize(
+    "command", [["search", "Ada"], ["stats"], ["export"], ["neighbors", "Ada"], ["delete", "Ada"]]
+)
+def test_a_read_of_an_older_database_says_how_to_migrate_it_and_writes_nothing(
+    graph_db: Path, command: list[str]
+) -> None:
+    _downgrade_to_version_1(graph_db)
+    before = files(graph_db.parent)
+    status, _, err = run(*command, "--db", graph_db)
+    assert status == 1
+    assert err.startswith(f"redstring {command[0]}: {graph_db} holds an older redstring graph (")
+    assert "schema version 1, older than" in err
+    assert err.endswith(f"run `redstring migrate --db {graph_db}` once to upgrade it\n")
+    assert files(graph_db.parent) == before
+
+
+def test_migrate_upgrades_an_older_database_in_place_and_then_reads_work(graph_db: Path) -> None:
+    _downgrade_to_version_1(graph_db)
+    assert run("migrate", "--db", graph_db)[:2] == (
+        0,
+        f"{graph_db}: migrated to the current schema\n",
+    )
+    status, out, err = run("search", "Babage", "--db", graph_db)
+    assert status == 0, err
+    assert "Babbage" in out
+    assert run("migrate", "--db", graph_db)[:2] == (
+        0,
+        f"{graph_db}: already at the current schema\n",
+    )
+
+
+def test_migrate_refuses_a_missing_file_or_one_that_is_not_redstring_untouched(
+    tmp_path: Path,
+) -> None:
+    missing = tmp_path / "missing.db"
+    assert run("migrate", "--db", missing) == (
+        1,
+        "",
+        f"redstring migrate: no such database: {missing}\n",
+    )
+    assert not missing.exists()
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as connection:
+        connection.execute("CREATE TABLE notes (body TEXT)")
+    connection.close()
+    before = files(tmp_path)
+    status, _, err = run("migrate", "--db", other)
+    assert (status, err) == (
+        1,
+        f"redstring migrate: {other} is not a redstring database "
+        "(the file holds no redstring graph)\n",
+    )
+    assert files(tmp_path) == before
+
+
+def test_an_import_into_an_older_database_with_vectors_migrates_it(
+    graph_db: Path, people: Path
+) -> None:
+    _downgrade_to_version_1(graph_db)
+    assert "2 entities" in imported(people, "--db", graph_db)
+    assert "Alan Turing" in by_name(graph_db)
+
+
+def test_an_embedding_import_into_an_older_database_without_vectors_is_refused(
+    tmp_path: Path, people: Path
+) -> None:
+    db = tmp_path / "plain.db"
+    status, _, err = run("import", people, "--db", db, "--embeddings", "none")
+    assert status == 0, err
+    _downgrade_to_version_1(db)
+    before = files(tmp_path)
+    status, _, err = run("import", people, "--db", db, "--embeddings", "hash")
+    assert status == 1
+    assert f"run `redstring migrate --db {db}` once" in err
+    assert files(tmp_path) == before

@@ -238,6 +238,13 @@ def _check_schema_to_read(connection: sqlite3.Connection, path: str) -> None:
         raise StoreError(
             store=f"sqlite graph store {path}", reason="the file holds no redstring graph"
         )
+    if version < SCHEMA_VERSION:
+        raise StoreError(
+            store=f"sqlite graph store {path}",
+            reason=f"the file holds graph schema version {version}, older than this "
+            f"redstring's version {SCHEMA_VERSION}; open it once without read_only "
+            "to migrate it in place",
+        )
     if version != SCHEMA_VERSION:
         raise StoreError(
             store=f"sqlite graph store {path}",
@@ -548,8 +555,9 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
     can never reach what the store holds.
 
     With `read_only=True` the file is opened read-only and never created or
-    changed: a file that holds no redstring graph is refused on first use
-    with `StoreError`, and so is every write.
+    changed: a file that holds no redstring graph, or an older schema
+    version (which the first writable open migrates in place), is refused
+    on first use with `StoreError`, and so is every write.
 
     Use it as an async context manager, or call `close()` when done: that
     closes the connection and ends the thread.

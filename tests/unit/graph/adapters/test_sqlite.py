@@ -514,3 +514,18 @@ async def test_count_by_tenant_counts_entities_and_relationships_per_tenant(
             [make_relationship(ours[0], ours[1]), make_relationship(ours[1], ours[2])]
         )
         assert await store.count_by_tenant() == {TENANT: (3, 2), OTHER_TENANT: (1, 0)}
+
+
+async def test_read_only_refuses_a_version_1_file_saying_how_to_migrate_it(tmp_path: Path) -> None:
+    path = tmp_path / "graph.db"
+    async with SqliteGraphStore(path) as store:
+        await store.upsert_entity(make_entity())
+    with sqlite3.connect(path) as connection:
+        connection.execute("DROP TABLE graph_name_units")
+        connection.execute("UPDATE graph_meta SET value = '1' WHERE name = 'schema_version'")
+    connection.close()
+    before = path.read_bytes()
+    async with SqliteGraphStore(path, read_only=True) as reader:
+        with pytest.raises(StoreError, match=r"version 1, older than .* without read_only"):
+            await reader.count_by_tenant()
+    assert path.read_bytes() == before
