@@ -812,3 +812,18 @@ def test_an_embedding_import_into_an_older_database_without_vectors_is_refused(
     assert status == 1
     assert f"run `redstring migrate --db {db}` once" in err
     assert files(tmp_path) == before
+
+
+def test_an_embedding_import_into_a_sqlite_file_without_a_graph_shares_it(
+    tmp_path: Path, people: Path
+) -> None:
+    shared = tmp_path / "shared.db"
+    with sqlite3.connect(shared) as connection:
+        connection.execute("CREATE TABLE notes (body TEXT)")
+        connection.execute("INSERT INTO notes VALUES ('kept')")
+    connection.close()
+    assert "2 entities" in imported(people, "--db", shared)
+    assert set(by_name(shared)) == {"Ada Lovelace", "Alan Turing"}
+    with sqlite3.connect(shared) as connection:
+        assert connection.execute("SELECT body FROM notes").fetchall() == [("kept",)]
+    connection.close()
