@@ -206,6 +206,7 @@ VALID: dict[str, Callable[[World], Any]] = {
     "schema": lambda _: Extraction,
     "system_prompt": lambda _: "Extract.",
     "document": lambda _: document(),
+    "documents": lambda _: [document()],
     "provider": lambda world: world.provider(),
     "store": lambda world: world.graph(),
     "embeddings": lambda world: world.embeddings(),

@@ -85,6 +85,10 @@ def _namespace() -> dict[str, Any]:
 def _named_types(annotation: object) -> typing.Iterator[object]:
     if annotation is None or annotation is type(None) or annotation is Ellipsis:
         return
+    if isinstance(annotation, list):  # a Callable's parameter list
+        for argument in annotation:
+            yield from _named_types(argument)
+        return
     if isinstance(annotation, TypeVar):
         if annotation.__bound__ is not None:
             yield from _named_types(annotation.__bound__)

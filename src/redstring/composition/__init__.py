@@ -14,7 +14,11 @@ composes. There are three:
   `consolidation` package decides merges but may not reach a store, the
   log or the projections' siblings.
 
-This was one module until retrieval arrived; see the ADR amending 0007.
+- `entities` composes `GraphStore` + `EmbeddingProvider` + `VectorStore`
+  to import one's own entities (it reads the graph to decide what to
+  embed), and `GraphWriter` + `VectorWriter` to delete one from both.
+
+See the ADR amending 0007.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from redstring.composition.build_graph import (
     AutoDomain,
     GraphBuildReport,
     build_graph,
+    build_graphs,
     embed_entity_names,
 )
 from redstring.composition.consolidation import (
@@ -31,6 +36,7 @@ from redstring.composition.consolidation import (
     ConsolidationReport,
     Consolidator,
 )
+from redstring.composition.entities import ImportReport, delete_entity, import_entities
 from redstring.composition.retrieval import Retriever
 
 __all__ = [
@@ -40,7 +46,11 @@ __all__ = [
     "ConsolidationReport",
     "Consolidator",
     "GraphBuildReport",
+    "ImportReport",
     "Retriever",
     "build_graph",
+    "build_graphs",
+    "delete_entity",
     "embed_entity_names",
+    "import_entities",
 ]

@@ -156,6 +156,15 @@ class GraphWriter(Protocol):
         """Store every relationship, or none of them if any endpoint is missing."""
         ...
 
+    async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
+        """Remove the entity and every relationship with it at either end.
+
+        Only `tenant_id`'s entity is touched; the same id in another tenant
+        stays. `True` if the tenant held the entity, `False` (and nothing
+        changed) if not.
+        """
+        ...
+
 
 @runtime_checkable
 class GraphMerge(Protocol):

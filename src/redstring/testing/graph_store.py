@@ -236,6 +236,67 @@ class GraphStoreCompliance(LifetimeCompliance):
         with pytest.raises(ValueError, match="depth"):
             await store.neighbors(a.id, TENANT, depth=0)
 
+    # -- deleting one entity -----------------------------------------------------
+
+    async def test_delete_entity_removes_it_its_keys_and_its_relationships(self) -> None:
+        store = self.new_store()
+        ada = make_entity(id=entity_id(1), name="Ada Lovelace")
+        babbage = make_entity(id=entity_id(2), name="Charles Babbage")
+        engine = make_entity(id=entity_id(3), name="Analytical Engine", entity_type="machine")
+        await store.upsert_entities([ada, babbage, engine])
+        outgoing, incoming = make_relationship(ada, engine), make_relationship(babbage, ada)
+        kept = make_relationship(babbage, engine)
+        await store.upsert_relationships([outgoing, incoming, kept])
+
+        assert await store.delete_entity(ada.id, TENANT) is True
+
+        assert await store.get_entity(ada.id, TENANT) is None
+        assert await store.get_entities([ada.id, babbage.id], TENANT) == [babbage]
+        assert await store.find_entities(TENANT, name="ada lovelace") == []
+        assert await store.find_by_blocking_key(prefix_key(ada), TENANT) == []
+        assert ada not in await store.find_name_candidates("Ada Lovelace", TENANT)
+        for gone in (outgoing, incoming):
+            assert await store.get_relationship(gone.id, TENANT) is None
+        assert await store.get_relationships(babbage.id, TENANT) == [kept]
+        assert await store.neighbors(babbage.id, TENANT) == [engine]
+
+    async def test_delete_entity_touches_only_its_tenant(self) -> None:
+        store = self.new_store()
+        ours = make_entity(id=entity_id(1), name="Ada Lovelace")
+        theirs = make_entity(id=entity_id(1), name="Ada Lovelace", tenant_id=OTHER_TENANT)
+        their_friend = make_entity(id=entity_id(2), name="Mary Somerville", tenant_id=OTHER_TENANT)
+        await store.upsert_entities([ours, theirs, their_friend])
+        their_edge = make_relationship(theirs, their_friend)
+        await store.upsert_relationship(their_edge)
+
+        assert await store.delete_entity(entity_id(1), TENANT) is True
+
+        assert await store.get_entity(entity_id(1), OTHER_TENANT) == theirs
+        assert await store.find_by_blocking_key(prefix_key(theirs), OTHER_TENANT) == [theirs]
+        assert await store.get_relationships(entity_id(1), OTHER_TENANT) == [their_edge]
+
+    async def test_delete_entity_of_a_missing_id_is_false_and_changes_nothing(self) -> None:
+        store = self.new_store()
+        ada = make_entity(id=entity_id(1))
+        await store.upsert_entity(ada)
+        assert await store.delete_entity(entity_id(2), TENANT) is False
+        assert await store.delete_entity(entity_id(1), OTHER_TENANT) is False
+        assert await store.get_entity(ada.id, TENANT) == ada
+        assert await store.delete_entity(ada.id, TENANT) is True
+        assert await store.delete_entity(ada.id, TENANT) is False
+
+    async def test_a_deleted_entity_can_be_written_again(self) -> None:
+        store = self.new_store()
+        ada, other = make_entity(id=entity_id(1)), make_entity(id=entity_id(2))
+        await store.upsert_entities([ada, other])
+        await store.delete_entity(ada.id, TENANT)
+        await store.upsert_entity(ada)
+        edge = make_relationship(ada, other)
+        await store.upsert_relationship(edge)
+        assert await store.get_entity(ada.id, TENANT) == ada
+        assert await store.find_by_blocking_key(prefix_key(ada), TENANT) == [ada, other]
+        assert await store.get_relationships(ada.id, TENANT) == [edge]
+
     # -- bad input -------------------------------------------------------------
 
     async def test_a_batch_with_something_else_after_a_good_entity_writes_nothing(self) -> None:

@@ -204,13 +204,6 @@ class _Tenant:
             entity_id = target
         return entity_id
 
-    def remove_entity(self, entity_id: EntityId) -> None:
-        previous = self.entities.pop(entity_id)
-        self.names.remove(entity_id)
-        for key in previous.blocking_keys or ():
-            self._unindex(self.by_key, key, entity_id)
-        self._unindex(self.by_name, normalize_name(previous.name), entity_id)
-
     def put_entity(self, entity: Entity) -> None:
         previous = self.entities.get(entity.id)
         if previous is not None:
@@ -235,6 +228,21 @@ class _Tenant:
         self.relationships[relationship.id] = relationship
         self.adjacency[relationship.source_entity_id].add(relationship.id)
         self.adjacency[relationship.target_entity_id].add(relationship.id)
+
+    def remove_entity(self, entity_id: EntityId) -> bool:
+        entity = self.entities.pop(entity_id, None)
+        if entity is None:
+            return False
+        for key in entity.blocking_keys or ():
+            self._unindex(self.by_key, key, entity_id)
+        self._unindex(self.by_name, normalize_name(entity.name), entity_id)
+        self.names.remove(entity_id)
+        for relationship_id in self.adjacency.pop(entity_id, set()):
+            relationship = self.relationships.pop(relationship_id)
+            for endpoint in (relationship.source_entity_id, relationship.target_entity_id):
+                if endpoint != entity_id:
+                    self.adjacency[endpoint].discard(relationship_id)
+        return True
 
     @staticmethod
     def _unindex(index: defaultdict[str, set[EntityId]], key: str, entity_id: EntityId) -> None:
@@ -317,6 +325,12 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         for entity_id in merged_ids:
             if tenant is not None:
                 tenant.redirects.pop(entity_id, None)
+
+    async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
+        """Remove the entity, its keys and its relationships; `True` if it was there."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        tenant = self._tenants.get(tenant_id)
+        return tenant is not None and tenant.remove_entity(entity_id)
 
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove the tenant entirely; return how many entities it held."""

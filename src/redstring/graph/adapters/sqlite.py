@@ -20,8 +20,9 @@ so other stores may keep their own tables in the same file:
   JSON, with both endpoints indexed.
 
 Ids are stored as the text of the UUID, whose byte order is `str(id)` order.
-There are no foreign keys: the port deletes only whole tenants, and endpoints
-are checked explicitly so that `MissingEntityError` can name the missing id.
+There are no foreign keys: `delete_entity` removes an entity's keys and
+relationships itself, and endpoints are checked explicitly so that
+`MissingEntityError` can name the missing id.
 
 Every read builds new models from rows, so copy-on-read needs no copying.
 Entities are parsed without re-running `Entity`'s Python validators (see
@@ -43,7 +44,7 @@ from pydantic import ConfigDict, create_model
 
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError, StoreError
-from redstring.domain.ids import EntityId
+from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.merging import check_merge, repoint
 from redstring.domain.names import (
     MIN_SHARED_UNITS,
@@ -76,7 +77,7 @@ from redstring.storage.adapters.sqlite import write_transaction as _write_transa
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator, Sequence
 
-    from redstring.domain.ids import RelationshipId, TenantId
+    from redstring.domain.ids import RelationshipId
 
 #: The schema this module reads and writes, recorded in `graph_meta`.
 SCHEMA_VERSION: Final = 2
@@ -244,6 +245,28 @@ def _ensure_schema(connection: sqlite3.Connection, path: str) -> None:
                 reason=f"the file holds graph schema version {version}{newer}; "
                 f"this redstring reads only version {SCHEMA_VERSION}",
             )
+
+
+def _check_schema_to_read(connection: sqlite3.Connection, path: str) -> None:
+    """Refuse, without writing, a file that holds no graph or another schema version."""
+    version = _schema_version(connection)
+    if version is None:
+        raise StoreError(
+            store=f"sqlite graph store {path}", reason="the file holds no redstring graph"
+        )
+    if version < SCHEMA_VERSION:
+        raise StoreError(
+            store=f"sqlite graph store {path}",
+            reason=f"the file holds graph schema version {version}, older than this "
+            f"redstring's version {SCHEMA_VERSION}; open it once without read_only "
+            "to migrate it in place",
+        )
+    if version != SCHEMA_VERSION:
+        raise StoreError(
+            store=f"sqlite graph store {path}",
+            reason=f"the file holds graph schema version {version}; "
+            f"this redstring reads only version {SCHEMA_VERSION}",
+        )
 
 
 def _migrate_from_version_1(connection: sqlite3.Connection) -> None:
@@ -486,6 +509,32 @@ def _delete_tenant(connection: sqlite3.Connection, tenant_id: TenantId) -> int:
     return count
 
 
+def _delete_entity(
+    connection: sqlite3.Connection, entity_id: EntityId, tenant_id: TenantId
+) -> bool:
+    tenant, entity = str(tenant_id), str(entity_id)
+    with _write_transaction(connection):
+        found = connection.execute(
+            "DELETE FROM graph_entities WHERE tenant_id = ? AND id = ? RETURNING body",
+            (tenant, entity),
+        ).fetchone()
+        if found is None:
+            return False
+        held = _entity_from_json(found[0])
+        connection.executemany(
+            _DELETE_KEY, [(tenant, key, entity) for key in held.blocking_keys or ()]
+        )
+        connection.executemany(
+            _DELETE_UNIT, [(tenant, unit, entity) for unit in entity_name_units(held)]
+        )
+        connection.execute(
+            "DELETE FROM graph_relationships WHERE tenant_id = ?"
+            " AND (source_entity_id = ? OR target_entity_id = ?)",
+            (tenant, entity, entity),
+        )
+    return True
+
+
 def _read_entities(
     connection: sqlite3.Connection, tenant_id: TenantId, entity_ids: Collection[str]
 ) -> list[Entity]:
@@ -616,6 +665,11 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
     transaction to the end. Reads build new models from rows, so a caller
     can never reach what the store holds.
 
+    With `read_only=True` the file is opened read-only and never created or
+    changed: a file that holds no redstring graph, or an older schema
+    version (which the first writable open migrates in place), is refused
+    on first use with `StoreError`, and so is every write.
+
     Use it as an async context manager, or call `close()` when done: that
     closes the connection and ends the thread.
 
@@ -627,13 +681,18 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         ClosedError: the store has been closed.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self._path = check_path(path)
         self._worker = SqliteWorker(
             self._path,
             store=f"sqlite graph store {self._path}",
             resource=self._resource_name(),
-            setup=lambda connection: _prepare(connection, self._path),
+            setup=(
+                (lambda connection: _check_schema_to_read(connection, self._path))
+                if read_only
+                else (lambda connection: _prepare(connection, self._path))
+            ),
+            read_only=read_only,
         )
 
     def __repr__(self) -> str:
@@ -712,12 +771,40 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
             EntityId(entity_id): EntityId(UUID(found[str(entity_id)])) for entity_id in requested
         }
 
+    async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
+        """Remove the entity, its keys and its relationships in one transaction.
+
+        `True` if the tenant held the entity; `False`, with nothing written, if not.
+        """
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        return await self._run(lambda connection: _delete_entity(connection, entity_id, tenant_id))
+
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove every entity, key and relationship of the tenant; return the entity count."""
         check_tenant_id(tenant_id)
         return await self._run(lambda connection: _delete_tenant(connection, tenant_id))
 
     # -- reads ----------------------------------------------------------------
+
+    async def count_by_tenant(self) -> dict[TenantId, tuple[int, int]]:
+        """`(entities, relationships)` per tenant that holds any entity, one query each."""
+
+        def read(connection: sqlite3.Connection) -> dict[TenantId, tuple[int, int]]:
+            with _read_transaction(connection):
+                entities = connection.execute(
+                    "SELECT tenant_id, count(*) FROM graph_entities GROUP BY tenant_id"
+                ).fetchall()
+                relationships = dict(
+                    connection.execute(
+                        "SELECT tenant_id, count(*) FROM graph_relationships GROUP BY tenant_id"
+                    ).fetchall()
+                )
+            return {
+                TenantId(UUID(tenant)): (count, relationships.get(tenant, 0))
+                for tenant, count in entities
+            }
+
+        return await self._run(read)
 
     async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
         """The entity, or `None` when the tenant holds no such id."""

@@ -38,7 +38,7 @@ from redstring.domain.exceptions import (
     EmbeddingModelMismatchError,
     StoreError,
 )
-from redstring.domain.ids import EntityId
+from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.validation import (
     check_entity_id,
     check_optional_name,
@@ -75,7 +75,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from contextlib import AbstractContextManager
 
-    from redstring.domain.ids import TenantId
     from redstring.domain.vector import VectorLike
 
 #: The layout this module reads and writes; a file recording another is refused.
@@ -181,6 +180,10 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
             on any call, a `sqlite3` failure (wrapped, naming the path) or a
             damaged vector.
         ClosedError: the store has been closed.
+
+    With `read_only=True` the file is opened read-only and never created or
+    changed: one that holds no redstring vectors is refused on first use
+    with `StoreError`, and so is every write.
     """
 
     def __init__(
@@ -191,11 +194,13 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
         model: str | None = None,
         cached_tenants: int = DEFAULT_CACHED_TENANTS,
         ann_threshold: int | None = DEFAULT_ANN_THRESHOLD,
+        read_only: bool = False,
     ) -> None:
         self._dimension = check_dimension(dimension)
         model = check_optional_name(model, argument="model")
         self._cache: TenantCache[str, str] = TenantCache(cached_tenants)
         self._ann_threshold = check_ann_threshold(ann_threshold)
+        self._read_only = read_only
         if model is not None and not model.strip():
             raise ValueError(f"model must not be blank, got {model!r}")
         self._model = model
@@ -205,6 +210,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
             store=f"sqlite vector store {self._path}",
             resource=self._resource_name(),
             setup=self._check_schema,
+            read_only=read_only,
         )
         # Touched only on the worker thread.
         self._data_version: int | None = None
@@ -270,6 +276,16 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
 
     def _check_schema(self, connection: sqlite3.Connection) -> None:
         """Create the tables in a new file, or check the version and dimension of an old one."""
+        if self._read_only:
+            exists = connection.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vector_meta'"
+            ).fetchone()
+            if exists is None:
+                raise self._error("the file holds no redstring vectors")
+            self._check_meta(
+                connection, dict(connection.execute("SELECT key, value FROM vector_meta"))
+            )
+            return
         with _transaction(connection, "IMMEDIATE"):
             connection.execute(
                 "CREATE TABLE IF NOT EXISTS vector_meta (key TEXT PRIMARY KEY, value NOT NULL)"
@@ -288,6 +304,9 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
                     "INSERT INTO vector_meta (key, value) VALUES (?, ?)", settings
                 )
                 return
+        self._check_meta(connection, meta)
+
+    def _check_meta(self, connection: sqlite3.Connection, meta: dict[str, Any]) -> None:
         version, dimension = meta.get("schema_version"), meta.get("dimension")
         if version != SCHEMA_VERSION or not isinstance(dimension, int):
             raise self._error(
@@ -298,13 +317,13 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
             raise DimensionMismatchError(expected=dimension, actual=self._dimension)
         if self._model is not None:
             recorded = meta.get("model")
-            if recorded is None:
+            if recorded is None and not self._read_only:
                 with _transaction(connection, "IMMEDIATE"):
                     connection.execute(
                         "INSERT OR IGNORE INTO vector_meta (key, value) VALUES ('model', ?)",
                         (self._model,),
                     )
-            elif recorded != self._model:
+            elif recorded is not None and recorded != self._model:
                 raise EmbeddingModelMismatchError(
                     store=f"sqlite vector store {self._path}",
                     expected=str(recorded),
@@ -531,6 +550,17 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
         return await self._run(work)
 
     # -- reads ----------------------------------------------------------------
+
+    async def count_by_tenant(self) -> dict[TenantId, int]:
+        """How many vectors each tenant holds, for every tenant that holds any."""
+
+        def work(connection: sqlite3.Connection) -> dict[TenantId, int]:
+            rows = connection.execute(
+                "SELECT tenant_id, count(*) FROM vector_records GROUP BY tenant_id"
+            ).fetchall()
+            return {TenantId(UUID(tenant)): count for tenant, count in rows}
+
+        return await self._run(work)
 
     async def get(self, entity_id: EntityId, tenant_id: TenantId) -> VectorRecord | None:
         """The stored record (vector at float32 precision), or `None`."""

@@ -667,3 +667,47 @@ async def test_metadata_sqlite_could_not_read_back_is_refused(
     with pytest.raises(ValueError, match=r"records\[0\]\.metadata"):
         await store.upsert_many([record])
     assert await store.search(basis(0), TENANT) == []
+
+
+# -- read-only, and counting ------------------------------------------------------
+
+
+async def test_read_only_searches_what_was_written_and_refuses_every_write(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "vectors.db"
+    async with SqliteVectorStore(path, dimension=DIMENSION, model="m") as store:
+        await store.upsert(entity_id(1), basis(0), TENANT)
+    before = path.read_bytes()
+    async with SqliteVectorStore(path, dimension=DIMENSION, read_only=True) as reader:
+        [match] = await reader.search(basis(0), TENANT)
+        assert match.entity_id == entity_id(1)
+        with pytest.raises(StoreError, match="readonly"):
+            await reader.upsert(entity_id(2), basis(1), TENANT)
+    async with SqliteVectorStore(path, dimension=DIMENSION, model="m", read_only=True) as reader:
+        assert await reader.count_by_tenant() == {TENANT: 1}
+    assert path.read_bytes() == before
+
+
+async def test_read_only_refuses_a_missing_file_or_one_without_vectors(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.db"
+    async with SqliteVectorStore(missing, dimension=DIMENSION, read_only=True) as reader:
+        with pytest.raises(StoreError, match="no such file"):
+            await reader.count_by_tenant()
+    assert not missing.exists()
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as connection:
+        connection.execute("CREATE TABLE notes (body TEXT)")
+    connection.close()
+    async with SqliteVectorStore(other, dimension=DIMENSION, read_only=True) as reader:
+        with pytest.raises(StoreError, match="holds no redstring vectors"):
+            await reader.count_by_tenant()
+
+
+async def test_count_by_tenant_counts_vectors_per_tenant(tmp_path: Path) -> None:
+    async with SqliteVectorStore(tmp_path / "v.db", dimension=DIMENSION) as store:
+        assert await store.count_by_tenant() == {}
+        await store.upsert(entity_id(1), basis(0), TENANT)
+        await store.upsert(entity_id(2), basis(1), TENANT)
+        await store.upsert(entity_id(1), basis(0), OTHER_TENANT)
+        assert await store.count_by_tenant() == {TENANT: 2, OTHER_TENANT: 1}
