@@ -55,7 +55,13 @@ from redstring.domain.relationship import Relationship
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.domain.similarity import string_similarity
 from redstring.domain.source import SourceDocument
-from redstring.domain.vector import VectorMatch, VectorRecord, cosine_similarity
+from redstring.domain.vector import (
+    Vector,
+    VectorLike,
+    VectorMatch,
+    VectorRecord,
+    cosine_similarity,
+)
 from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.events.adapters.sqlite import SqliteEventLog
 from redstring.extraction import (
@@ -168,6 +174,8 @@ __all__ = [
     "StoredEvent",
     "TenantId",
     "UnknownDomainError",
+    "Vector",
+    "VectorLike",
     "VectorMatch",
     "VectorProjection",
     "VectorPurge",

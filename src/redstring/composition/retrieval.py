@@ -27,7 +27,7 @@ badly lagging projection into silence.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from redstring.domain.blocking import query_blocking_keys
 from redstring.domain.exceptions import DimensionMismatchError
@@ -57,11 +57,6 @@ if TYPE_CHECKING:
 #: bench's four sets, 50 gave lexical R@1 and R@10 as good as 100 or 500, at
 #: a tenth of the cost of 500; see ADR 0014.
 _LEXICAL_CANDIDATES = 50
-
-
-async def _nothing() -> dict[EntityId, Any]:
-    """What a channel that is off contributes: an empty ranking."""
-    return {}
 
 
 def _evidence(semantic: float | None, lexical: float | None) -> float:
@@ -160,16 +155,23 @@ class Retriever:
         if k == 0 or entity_types == []:
             return RetrievalResult(query=query, matches=[])
 
-        # The channels share nothing until fusion, so they run concurrently:
-        # the embedding call and the graph lookup overlap.
-        semantic, lexical = await asyncio.gather(
-            self._semantic(self._channel, query, tenant_id, k, entity_types)
-            if self._channel is not None and mode is not RetrievalMode.LEXICAL
-            else _nothing(),
-            self._lexical(query, tenant_id, k, entity_types)
-            if mode in (RetrievalMode.LEXICAL, RetrievalMode.HYBRID)
-            else _nothing(),
-        )
+        # The channels share nothing until fusion, so when both are on they
+        # run concurrently: the embedding call and the graph lookup overlap.
+        # One channel alone is awaited directly; a task per call costs more
+        # than a whole search of a small tenant.
+        channel = self._channel if mode is not RetrievalMode.LEXICAL else None
+        lexical_on = mode in (RetrievalMode.LEXICAL, RetrievalMode.HYBRID)
+        semantic: dict[EntityId, float] = {}
+        lexical: dict[EntityId, tuple[Entity, float]] = {}
+        if channel is not None and lexical_on:
+            semantic, lexical = await asyncio.gather(
+                self._semantic(channel, query, tenant_id, k, entity_types),
+                self._lexical(query, tenant_id, k, entity_types),
+            )
+        elif channel is not None:
+            semantic = await self._semantic(channel, query, tenant_id, k, entity_types)
+        else:
+            lexical = await self._lexical(query, tenant_id, k, entity_types)
 
         fused = sorted(
             reciprocal_rank_fusion([list(semantic), list(lexical)]),

@@ -108,7 +108,7 @@ class Oracle:
             scores = {match.entity_id: match.score for match in seen[f"{tenant_id} search"]}
             assert scores == pytest.approx(
                 {
-                    entity_id: self.score(record.vector)
+                    entity_id: self.score(record.vector.tolist())
                     for (owner, entity_id), record in self.vectors.items()
                     if owner == tenant_id
                 }
