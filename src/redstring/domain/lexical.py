@@ -137,11 +137,9 @@ def lexical_score(query: str, entity: Entity) -> float:
         forms = _forms(name)
         if forms[0] not in scored:
             scored.add(forms[0])
-            best = max(
-                best,
-                _similarity(wanted, forms),
-                WORD_MATCH_WEIGHT * _word_match(wanted, forms),
-            )
+            best = max(best, _similarity(wanted, forms))
+            if best < WORD_MATCH_WEIGHT:  # else the word match cannot raise it
+                best = max(best, WORD_MATCH_WEIGHT * _word_match(wanted, forms))
     if best == 1.0 or not entity.properties:
         return best
     for value in entity.properties.values():
