@@ -15,7 +15,23 @@ Everything public is importable from here; nothing is opened, read or loaded
 at import time.
 """
 
-from redstring.composition import AUTO, AutoDomain, GraphBuildReport, Retriever, build_graph
+from redstring.composition import (
+    AUTO,
+    AutoDomain,
+    ConsolidationMerge,
+    ConsolidationReport,
+    Consolidator,
+    GraphBuildReport,
+    Retriever,
+    build_graph,
+)
+from redstring.consolidation import (
+    LlmMergeAdjudicator,
+    MergeAdjudicator,
+    MergePolicy,
+    MergeQuestion,
+    MergeVerdict,
+)
 from redstring.domain.blocking import (
     DEFAULT_STRATEGIES,
     PREFIX_LENGTH,
@@ -29,7 +45,9 @@ from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.events import (
     DocumentExtracted,
     EntitiesEmbedded,
+    EntitiesMerged,
     Event,
+    MergeUndone,
     event_from_json,
     event_to_json,
 )
@@ -41,6 +59,7 @@ from redstring.domain.exceptions import (
     EmptyCompletionError,
     LlmProviderError,
     MalformedCompletionError,
+    MergeUndoError,
     MissingEntityError,
     PartialExtractionError,
     RedstringError,
@@ -87,6 +106,7 @@ from redstring.ports import (
     AsyncClosable,
     EmbeddingProvider,
     EventLog,
+    GraphMerge,
     GraphPurge,
     GraphReader,
     GraphStore,
@@ -119,6 +139,9 @@ __all__ = [
     "ChunkFailure",
     "Chunker",
     "ClosedError",
+    "ConsolidationMerge",
+    "ConsolidationReport",
+    "Consolidator",
     "DimensionMismatchError",
     "DocumentExtracted",
     "DomainPrompt",
@@ -128,6 +151,7 @@ __all__ = [
     "EmptyAnswer",
     "EmptyCompletionError",
     "EntitiesEmbedded",
+    "EntitiesMerged",
     "Entity",
     "EntityId",
     "Event",
@@ -141,6 +165,7 @@ __all__ = [
     "FakeEmbeddingProvider",
     "FakeLlmProvider",
     "GraphBuildReport",
+    "GraphMerge",
     "GraphProjection",
     "GraphPurge",
     "GraphReader",
@@ -149,9 +174,16 @@ __all__ = [
     "InMemoryEventLog",
     "InMemoryGraphStore",
     "InMemoryVectorStore",
+    "LlmMergeAdjudicator",
     "LlmProvider",
     "LlmProviderError",
     "MalformedCompletionError",
+    "MergeAdjudicator",
+    "MergePolicy",
+    "MergeQuestion",
+    "MergeUndoError",
+    "MergeUndone",
+    "MergeVerdict",
     "MissingEntityError",
     "NameCandidateReader",
     "PartialExtractionError",

@@ -35,6 +35,7 @@ from pydantic import BaseModel
 
 import redstring
 from redstring import (
+    Consolidator,
     DocumentExtracted,
     EntityId,
     Extraction,
@@ -45,6 +46,8 @@ from redstring import (
     InMemoryEventLog,
     InMemoryGraphStore,
     InMemoryVectorStore,
+    LlmMergeAdjudicator,
+    MergeQuestion,
     RedstringError,
     RelationshipId,
     RetrievalMode,
@@ -235,6 +238,14 @@ VALID: dict[str, Callable[[World], Any]] = {
     "skip_failed_chunks": lambda _: False,
     "allow_partial": lambda _: False,
     "event_log": lambda _: InMemoryEventLog(),
+    "canonical_id": lambda _: ENTITY_ID,
+    "canonical": lambda _: make_entity(id=ENTITY_ID),
+    "merged_ids": lambda _: [EntityId(uuid4())],
+    "reason": lambda _: "the same person",
+    "merge_event_id": lambda _: uuid4(),
+    "questions": lambda _: [
+        MergeQuestion(left=make_entity(), right=make_entity(), score=0.5, reason="names 0.90")
+    ],
 }
 
 #: Parameters whose valid value depends on the callable (cosine's vectors).
@@ -274,6 +285,10 @@ def _subjects() -> dict[str, Callable[[World], Any]]:
         "Retriever": lambda world: Retriever(
             embeddings=world.embeddings(), vectors=world.vectors(), graph=world.graph()
         ),
+        "Consolidator": lambda world: Consolidator(
+            graph=world.graph(), event_log=InMemoryEventLog(), vectors=world.vectors()
+        ),
+        "LlmMergeAdjudicator": lambda world: LlmMergeAdjudicator(world.provider()),
     }
 
 

@@ -41,6 +41,16 @@ PINNED_ENUMS: dict[str, dict[str, str]] = {
         "ENTITY_TYPE": "entity_type",
         "SOUNDEX": "soundex",
     },
+    "redstring.consolidation.features.Agreement": {
+        "EQUAL": "equal",
+        "NEAR": "near",
+        "DIFFERENT": "different",
+    },
+    "redstring.consolidation.policy.MergeBand": {
+        "MERGE": "merge",
+        "ASK": "ask",
+        "APART": "apart",
+    },
 }
 
 

@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from redstring.cli.progress import Progress
 from redstring.cli.rows import RowError, read_entities
-from redstring.composition import Retriever, build_graph, embed_entity_names
+from redstring.composition import Consolidator, Retriever, build_graph, embed_entity_names
 from redstring.domain.exceptions import RedstringError
 from redstring.domain.ids import SourceId, TenantId
 from redstring.domain.retrieval import RetrievalMode
 from redstring.domain.source import SourceDocument
+from redstring.events.adapters.sqlite import SqliteEventLog
 from redstring.graph.adapters.sqlite import SqliteGraphStore
 from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.vector.adapters.sqlite import SqliteVectorStore
@@ -247,6 +249,64 @@ async def _search(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> No
         )
 
 
+async def _consolidate(arguments: argparse.Namespace, out: TextIO) -> None:
+    tenant_id = tenant_id_for(arguments.tenant)
+    settings = await SqliteVectorStore.stored_settings(arguments.db)
+    async with SqliteGraphStore(arguments.db) as graph, SqliteEventLog(arguments.db) as log:
+        vectors = (
+            None
+            if settings is None
+            else SqliteVectorStore(arguments.db, dimension=settings[0], model=settings[1])
+        )
+        try:
+            consolidator = Consolidator(graph=graph, event_log=log, vectors=vectors)
+            report = await consolidator.consolidate(tenant_id, dry_run=arguments.dry_run)
+        finally:
+            if vectors is not None:
+                await vectors.close()
+    merges: list[dict[str, Any]] = [
+        {
+            "event_id": None if merge.event_id is None else str(merge.event_id),
+            "canonical_id": str(merge.canonical_id),
+            "merged_ids": [str(each) for each in merge.merged_ids],
+            "score": merge.score,
+            "reason": merge.reason,
+        }
+        for merge in report.merges
+    ]
+    if arguments.json:
+        summary = {"dry_run": report.dry_run, "entities": report.entities, "merges": merges}
+        print(json.dumps(summary, ensure_ascii=False), file=out)
+        return
+    verb = "would merge" if report.dry_run else "merged"
+    print(f"{verb} {len(merges)} groups of {report.entities} entities", file=out)
+    for merge in merges:
+        event = merge["event_id"] or "-"
+        print(f"{event}  {merge['canonical_id']} <- {', '.join(merge['merged_ids'])}", file=out)
+        print(f"    {merge['reason']}", file=out)
+
+
+async def _undo_merge(arguments: argparse.Namespace, out: TextIO) -> None:
+    try:
+        merge_event_id = UUID(arguments.event_id)
+    except ValueError:
+        raise CommandError(f"EVENT_ID must be a UUID, got {arguments.event_id!r}") from None
+    settings = await SqliteVectorStore.stored_settings(arguments.db)
+    async with SqliteGraphStore(arguments.db) as graph, SqliteEventLog(arguments.db) as log:
+        vectors = (
+            None
+            if settings is None
+            else SqliteVectorStore(arguments.db, dimension=settings[0], model=settings[1])
+        )
+        try:
+            consolidator = Consolidator(graph=graph, event_log=log, vectors=vectors)
+            undone = await consolidator.undo(tenant_id_for(arguments.tenant), merge_event_id)
+        finally:
+            if vectors is not None:
+                await vectors.close()
+    print(f"undid merge {merge_event_id} (event {undone})", file=out)
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser, with one subcommand per job."""
     top = argparse.ArgumentParser(
@@ -283,6 +343,16 @@ def parser() -> argparse.ArgumentParser:
     searches.add_argument(
         "--type", action="append", default=None, help="keep only this entity type (repeatable)"
     )
+    consolidates = commands.add_parser(
+        "consolidate", help="merge entities that are one real-world thing (undoable)"
+    )
+    common(consolidates)
+    consolidates.add_argument("--dry-run", action="store_true", help="report, write nothing")
+    consolidates.add_argument("--json", action="store_true", help="print JSON")
+
+    undoes = commands.add_parser("undo-merge", help="undo one merge, by its event id")
+    undoes.add_argument("event_id", metavar="EVENT_ID")
+    common(undoes)
     return top
 
 
@@ -302,7 +372,12 @@ def main(
         else:
             if not arguments.db.is_file():
                 raise CommandError(f"no such database: {arguments.db}")
-            asyncio.run(_search(arguments, out, err))
+            if arguments.command == "consolidate":
+                asyncio.run(_consolidate(arguments, out))
+            elif arguments.command == "undo-merge":
+                asyncio.run(_undo_merge(arguments, out))
+            else:
+                asyncio.run(_search(arguments, out, err))
     except (CommandError, RedstringError, ValueError, OSError) as exc:
         print(f"redstring {arguments.command}: {exc}", file=err)
         return 1

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId, TenantId
+    from redstring.domain.vector import VectorMatch
 
 
 #: How many name candidates the lexical channel scores. On the quality
@@ -217,13 +218,14 @@ class Retriever:
         them: a match whose entity the graph now holds under another type is
         dropped, and the search widens until `k` pass, the store runs out or
         the search reaches `MAX_LIMIT`. A match the graph lacks is kept here
-        and skipped later, never backfilled.
+        and skipped later, never backfilled. Ids follow merges: a vector of
+        an entity merged into another counts for the canonical one, which
+        keeps its best score, so each real-world entity is ranked once.
         """
         embeddings, vectors = channel
         [vector] = await embeddings.embed([query])
         if entity_types is None:
-            matches = await vectors.search(vector, tenant_id, k=k)
-            return {match.entity_id: match.score for match in matches}
+            return await self._canonical(await vectors.search(vector, tenant_id, k=k), tenant_id)
         allowed = frozenset(entity_types)
         types: dict[EntityId, str] = {}
         wanted = k
@@ -238,8 +240,20 @@ class Retriever:
                 if match.entity_id not in types or types[match.entity_id] in allowed
             ]
             if len(kept) >= k or len(matches) < wanted or wanted >= MAX_LIMIT:
-                return {match.entity_id: match.score for match in kept[:k]}
+                return await self._canonical(kept[:k], tenant_id)
             wanted = min(MAX_LIMIT, 2 * wanted)
+
+    async def _canonical(
+        self, matches: Sequence[VectorMatch], tenant_id: TenantId
+    ) -> dict[EntityId, float]:
+        """Score per canonical id, best first: a merged entity's match counts for its canonical."""
+        if not matches:
+            return {}
+        canonical = await self._graph.resolve([match.entity_id for match in matches], tenant_id)
+        scores: dict[EntityId, float] = {}
+        for match in matches:
+            scores.setdefault(canonical[match.entity_id], match.score)
+        return scores
 
     async def _lexical(
         self,

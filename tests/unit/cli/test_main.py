@@ -712,3 +712,37 @@ def test_building_a_blank_document_fails_before_any_request(
     assert "blank.txt is empty" in result.err
     assert not (tmp_path / "built.db").exists()
     assert server.requests() == []
+
+
+def test_consolidate_merges_what_a_dry_run_reports_and_undo_merge_restores_it(
+    tmp_path: Path,
+) -> None:
+    rows = tmp_path / "people.jsonl"
+    rows.write_text(
+        "\n".join(
+            json.dumps({"name": name, "entity_type": "person", "properties": {"born": "1815"}})
+            for name in ("Ada Lovelace", "Lovelace, Ada", "Charles Babbage")
+        )
+    )
+    db = tmp_path / "graph.db"
+    assert run("import", rows, "--db", db, "--embeddings", "hash").status == 0
+
+    preview = run("consolidate", "--db", db, "--dry-run", "--json")
+    assert preview.status == 0, preview.err
+    planned = json.loads(preview.out)
+    assert planned["dry_run"] is True
+    assert [merge["event_id"] for merge in planned["merges"]] == [None]
+    assert len(entities(db)) == 3
+
+    done = run("consolidate", "--db", db)
+    assert done.status == 0, done.err
+    assert done.out.startswith("merged 1 groups of 3 entities")
+    assert sorted(entity.name for entity in entities(db)) == ["Ada Lovelace", "Charles Babbage"]
+    event_id = done.out.splitlines()[1].split()[0]
+
+    undone = run("undo-merge", event_id, "--db", db)
+    assert undone.status == 0, undone.err
+    assert len(entities(db)) == 3
+    again = run("undo-merge", event_id, "--db", db)
+    assert (again.status, "undone already" in again.err) == (1, True)
+    assert run("undo-merge", "not-a-uuid", "--db", db).status == 1
