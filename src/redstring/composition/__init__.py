@@ -30,6 +30,7 @@ from redstring.composition.build_graph import (
     build_graph,
     build_graphs,
     embed_entity_names,
+    record_and_project,
 )
 from redstring.composition.consolidation import (
     ConsolidationMerge,
@@ -53,4 +54,5 @@ __all__ = [
     "delete_entity",
     "embed_entity_names",
     "import_entities",
+    "record_and_project",
 ]

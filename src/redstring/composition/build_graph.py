@@ -229,14 +229,7 @@ async def build_graph(
             )
         )
 
-    log = event_log if event_log is not None else InMemoryEventLog()
-    await log.append_many(events)
-    graph = GraphProjection(store)
-    vectors = VectorProjection(vector_store) if vector_store is not None else None
-    for event in events:
-        await graph.apply(event)
-        if vectors is not None:
-            await vectors.apply(event)
+    await record_and_project(events, event_log=event_log, graph=store, vectors=vector_store)
 
     return GraphBuildReport(
         entities=len(result.entities),
@@ -377,3 +370,24 @@ async def build_graphs(
         if isinstance(outcome, BaseException):
             raise outcome
     return [report for report in reports if report is not None]
+
+
+async def record_and_project(
+    events: Sequence[Event],
+    *,
+    event_log: EventLog | None,
+    graph: GraphStore,
+    vectors: VectorStore | None,
+) -> None:
+    """Append `events` to the log (a throwaway one when `None`), then project each in order.
+
+    The log comes first, so a store never holds what the log does not record.
+    """
+    log = event_log if event_log is not None else InMemoryEventLog()
+    await log.append_many(events)
+    graph_projection = GraphProjection(graph)
+    vector_projection = VectorProjection(vectors) if vectors is not None else None
+    for event in events:
+        await graph_projection.apply(event)
+        if vector_projection is not None:
+            await vector_projection.apply(event)

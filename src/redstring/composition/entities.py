@@ -14,7 +14,7 @@ from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict
 
-from redstring.composition.build_graph import embed_entity_names
+from redstring.composition.build_graph import embed_entity_names, record_and_project
 from redstring.domain.events import DocumentExtracted, EntitiesEmbedded
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import EntityId, SourceId, TenantId
@@ -28,13 +28,10 @@ from redstring.domain.validation import (
     check_relationships,
     check_tenant_id,
 )
-from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.event_log import EventLog
 from redstring.ports.graph_store import GraphStore, GraphWriter
 from redstring.ports.vector_store import VectorStore, VectorWriter
-from redstring.projections.graph import GraphProjection
-from redstring.projections.vector import VectorProjection
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -186,14 +183,7 @@ async def import_entities(
             "which none of the entities does"
         )
 
-    log = event_log if event_log is not None else InMemoryEventLog()
-    await log.append_many(events)
-    graph_projection = GraphProjection(graph)
-    vector_projection = VectorProjection(vectors) if vectors is not None else None
-    for event in events:
-        await graph_projection.apply(event)
-        if vector_projection is not None:
-            await vector_projection.apply(event)
+    await record_and_project(events, event_log=event_log, graph=graph, vectors=vectors)
     return ImportReport(
         entities=distinct,
         duplicates=len(batch) - distinct,
