@@ -97,10 +97,14 @@ async def main(size: int, query_count: int) -> None:
     tenants = [TenantId(uuid4()), TenantId(uuid4())]
     tenant_names = names(size, rng)
 
-    ingest_seconds, measured_bytes = 0.0, 0
+    graph_seconds, vector_seconds, measured_bytes = 0.0, 0.0, 0
     for tenant in tenants:
         entities = build(tenant, tenant_names)
-        matrix = await embeddings.embed([entity.name for entity in entities])
+        # One float32 matrix, as an embedding model hands it over; each record
+        # takes its row without a step per component.
+        matrix = np.asarray(
+            await embeddings.embed([entity.name for entity in entities]), dtype=np.float32
+        )
         records = [
             VectorRecord(
                 entity_id=entity.id,
@@ -112,26 +116,27 @@ async def main(size: int, query_count: int) -> None:
         ]
         started = time.perf_counter()
         await graph.upsert_entities(entities)
+        graph_seconds += time.perf_counter() - started
+        started = time.perf_counter()
         await vectors.upsert_many(records)
-        ingest_seconds += time.perf_counter() - started
+        vector_seconds += time.perf_counter() - started
 
     # Memory is measured on a separate pair of stores: tracing slows every
     # allocation, so it must not overlap the ingest timing above.
     probe_graph, probe_vectors = InMemoryGraphStore(), InMemoryVectorStore(dimension=DIMENSION)
     entities = build(tenants[0], tenant_names)
+    probe_matrix = np.asarray(await embeddings.embed([e.name for e in entities]), dtype=np.float32)
     records = [
         VectorRecord(entity_id=entity.id, tenant_id=tenants[0], vector=vector,
                      metadata={"entity_type": entity.entity_type})
-        for entity, vector in zip(
-            entities, await embeddings.embed([e.name for e in entities]), strict=True
-        )
+        for entity, vector in zip(entities, probe_matrix, strict=True)
     ]  # fmt: skip
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     await probe_graph.upsert_entities(entities)
     await probe_vectors.upsert_many(records)
-    del entities, records
+    del entities, records, probe_matrix
     gc.collect()
     measured_bytes = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
@@ -165,7 +170,10 @@ async def main(size: int, query_count: int) -> None:
         print(
             f"{'Retriever.retrieve ' + label + ', p50':46} {p50[label] * 1e3:8.2f} ms {ratio:5.2f}x"
         )
+    ingest_seconds = graph_seconds + vector_seconds
     print(f"{'ingest (graph + vectors)':46} {2 * size / ingest_seconds:8,.0f} entities/s")
+    print(f"{'  of which graph upsert_entities':46} {2 * size / graph_seconds:8,.0f} entities/s")
+    print(f"{'  of which vector upsert_many':46} {2 * size / vector_seconds:8,.0f} entities/s")
     blocks = [len(group) for group in (await graph.find_by_blocking_keys(
         sorted({key for name in queries for key in query_blocking_keys(name)}), tenant
     )).values()]  # fmt: skip

@@ -10,6 +10,8 @@ and prints:
 - `Retriever.retrieve` p50 for misspelled queries in each mode, SQLite as a
   ratio to memory (target: at most 2x), after one warm-up query that loads
   the SQLite tenant into memory (its time is printed too);
+- a SQLite vector search right after this store wrote one vector, as a
+  ratio to an idle search (target: at most 2x);
 - the local embedding model's throughput on 500 names, when the `local`
   extra is installed, for scale: embedding, not storing, bounds a real import.
 
@@ -28,8 +30,11 @@ import time
 from pathlib import Path
 from uuid import uuid4
 
+import numpy as np
+
 from redstring import (
     Entity,
+    EntityId,
     FakeEmbeddingProvider,
     InMemoryGraphStore,
     InMemoryVectorStore,
@@ -78,6 +83,7 @@ async def one_size(size: int, folder: Path) -> None:
     all_names = names(size, rng)
     entities = build(tenant, all_names)
     embeddings = FakeEmbeddingProvider(dimension=DIMENSION)
+    matrix = np.asarray(await embeddings.embed(all_names), dtype=np.float32)
     records = [
         VectorRecord(
             entity_id=entity.id,
@@ -85,7 +91,7 @@ async def one_size(size: int, folder: Path) -> None:
             vector=vector,
             metadata={"entity_type": entity.entity_type},
         )
-        for entity, vector in zip(entities, await embeddings.embed(all_names), strict=True)
+        for entity, vector in zip(entities, matrix, strict=True)
     ]
     queries = [misspell(name, rng) for name in rng.sample(all_names, QUERIES)]
 
@@ -110,6 +116,7 @@ async def one_size(size: int, folder: Path) -> None:
             )
             for mode in ("hybrid", "semantic", "lexical")
         }
+        idle, after_write = await search_after_write(sqlite_vectors, tenant, matrix, rng)
 
     print(f"\n{size:,} entities, dimension {DIMENSION}")
     rows = [
@@ -127,6 +134,27 @@ async def one_size(size: int, folder: Path) -> None:
             f"  retrieve {mode:<9} p50   memory {in_memory * 1e3:7.2f} ms  "
             f"sqlite {on_disk * 1e3:7.2f} ms  sqlite/memory {on_disk / in_memory:5.2f}x"
         )
+    print(
+        f"  sqlite search p50: idle {idle * 1e3:7.2f} ms  right after a write "
+        f"{after_write * 1e3:7.2f} ms  after/idle {after_write / idle:5.2f}x"
+    )
+
+
+async def search_after_write(
+    vectors: SqliteVectorStore, tenant: TenantId, matrix: np.ndarray, rng: random.Random
+) -> tuple[float, float]:
+    """p50 of a search alone, and of a search right after this store wrote one vector."""
+    idle, after = [], []
+    for _ in range(QUERIES):
+        query = matrix[rng.randrange(len(matrix))]
+        started = time.perf_counter()
+        await vectors.search(query, tenant, k=10)
+        idle.append(time.perf_counter() - started)
+        await vectors.upsert(EntityId(uuid4()), query, tenant, metadata={"entity_type": "person"})
+        started = time.perf_counter()
+        await vectors.search(query, tenant, k=10)
+        after.append(time.perf_counter() - started)
+    return statistics.median(idle), statistics.median(after)
 
 
 async def local_model_rate() -> None:

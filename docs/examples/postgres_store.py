@@ -60,4 +60,4 @@ async def main(dsn: str, schema: str = "redstring") -> list[str]:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1]))
+    asyncio.run(main(*sys.argv[1:3]))

@@ -19,7 +19,27 @@ at import time. The Postgres adapters are loaded on first access, so that
 import importlib
 from typing import TYPE_CHECKING
 
-from redstring.composition import AUTO, AutoDomain, GraphBuildReport, Retriever, build_graph
+from redstring.composition import (
+    AUTO,
+    AutoDomain,
+    ConsolidationMerge,
+    ConsolidationReport,
+    Consolidator,
+    GraphBuildReport,
+    ImportReport,
+    Retriever,
+    build_graph,
+    build_graphs,
+    delete_entity,
+    import_entities,
+)
+from redstring.consolidation import (
+    LlmMergeAdjudicator,
+    MergeAdjudicator,
+    MergePolicy,
+    MergeQuestion,
+    MergeVerdict,
+)
 from redstring.domain.blocking import (
     DEFAULT_STRATEGIES,
     PREFIX_LENGTH,
@@ -33,7 +53,9 @@ from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.events import (
     DocumentExtracted,
     EntitiesEmbedded,
+    EntitiesMerged,
     Event,
+    MergeUndone,
     event_from_json,
     event_to_json,
 )
@@ -45,6 +67,7 @@ from redstring.domain.exceptions import (
     EmptyCompletionError,
     LlmProviderError,
     MalformedCompletionError,
+    MergeUndoError,
     MissingEntityError,
     PartialExtractionError,
     RedstringError,
@@ -59,7 +82,13 @@ from redstring.domain.relationship import Relationship
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.domain.similarity import string_similarity
 from redstring.domain.source import SourceDocument
-from redstring.domain.vector import VectorMatch, VectorRecord, cosine_similarity
+from redstring.domain.vector import (
+    Vector,
+    VectorLike,
+    VectorMatch,
+    VectorRecord,
+    cosine_similarity,
+)
 from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.events.adapters.sqlite import SqliteEventLog
 from redstring.extraction import (
@@ -85,6 +114,7 @@ from redstring.ports import (
     AsyncClosable,
     EmbeddingProvider,
     EventLog,
+    GraphMerge,
     GraphPurge,
     GraphReader,
     GraphStore,
@@ -139,6 +169,9 @@ __all__ = [
     "ChunkFailure",
     "Chunker",
     "ClosedError",
+    "ConsolidationMerge",
+    "ConsolidationReport",
+    "Consolidator",
     "DimensionMismatchError",
     "DocumentExtracted",
     "DomainPrompt",
@@ -148,6 +181,7 @@ __all__ = [
     "EmptyAnswer",
     "EmptyCompletionError",
     "EntitiesEmbedded",
+    "EntitiesMerged",
     "Entity",
     "EntityId",
     "Event",
@@ -161,18 +195,27 @@ __all__ = [
     "FakeEmbeddingProvider",
     "FakeLlmProvider",
     "GraphBuildReport",
+    "GraphMerge",
     "GraphProjection",
     "GraphPurge",
     "GraphReader",
     "GraphStore",
     "GraphWriter",
     "HnswIndex",
+    "ImportReport",
     "InMemoryEventLog",
     "InMemoryGraphStore",
     "InMemoryVectorStore",
+    "LlmMergeAdjudicator",
     "LlmProvider",
     "LlmProviderError",
     "MalformedCompletionError",
+    "MergeAdjudicator",
+    "MergePolicy",
+    "MergeQuestion",
+    "MergeUndoError",
+    "MergeUndone",
+    "MergeVerdict",
     "MissingEntityError",
     "NameCandidateReader",
     "PartialExtractionError",
@@ -198,6 +241,8 @@ __all__ = [
     "StoredEvent",
     "TenantId",
     "UnknownDomainError",
+    "Vector",
+    "VectorLike",
     "VectorMatch",
     "VectorProjection",
     "VectorPurge",
@@ -209,12 +254,15 @@ __all__ = [
     "available_domains",
     "blocking_keys_for",
     "build_graph",
+    "build_graphs",
     "cosine_similarity",
+    "delete_entity",
     "entity_type_key",
     "event_from_json",
     "event_to_json",
     "fold_name",
     "get_domain",
+    "import_entities",
     "normalize_name",
     "prefix_key",
     "replay",

@@ -21,6 +21,7 @@ import contextlib
 import inspect
 import math
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +36,7 @@ from pydantic import BaseModel
 
 import redstring
 from redstring import (
+    Consolidator,
     DocumentExtracted,
     EntityId,
     Extraction,
@@ -45,6 +47,8 @@ from redstring import (
     InMemoryEventLog,
     InMemoryGraphStore,
     InMemoryVectorStore,
+    LlmMergeAdjudicator,
+    MergeQuestion,
     PostgresEventLog,
     PostgresGraphStore,
     PostgresVectorStore,
@@ -231,6 +235,7 @@ VALID: dict[str, Callable[[World], Any]] = {
     "schema": lambda _: Extraction,
     "system_prompt": lambda _: "Extract.",
     "document": lambda _: document(),
+    "documents": lambda _: [document()],
     "provider": lambda world: world.provider(),
     "store": lambda world: world.graph(),
     "embeddings": lambda world: world.embeddings(),
@@ -268,8 +273,14 @@ VALID: dict[str, Callable[[World], Any]] = {
     "pool_size": lambda _: 2,
     "cache_size": lambda _: 10,
     "index": lambda _: None,
+    "canonical_id": lambda _: ENTITY_ID,
     "canonical": lambda _: make_entity(id=ENTITY_ID),
-    "merged_ids": lambda _: [EntityId(UUID(int=7))],
+    "merged_ids": lambda _: [EntityId(uuid4())],
+    "reason": lambda _: "the same person",
+    "merge_event_id": lambda _: uuid4(),
+    "questions": lambda _: [
+        MergeQuestion(left=make_entity(), right=make_entity(), score=0.5, reason="names 0.90")
+    ],
 }
 
 #: Parameters whose valid value depends on the callable (cosine's vectors).
@@ -321,6 +332,10 @@ def _subjects() -> dict[str, Callable[[World], Any]]:
         "Retriever": lambda world: Retriever(
             embeddings=world.embeddings(), vectors=world.vectors(), graph=world.graph()
         ),
+        "Consolidator": lambda world: Consolidator(
+            graph=world.graph(), event_log=InMemoryEventLog(), vectors=world.vectors()
+        ),
+        "LlmMergeAdjudicator": lambda world: LlmMergeAdjudicator(world.provider()),
     }
 
 
@@ -382,7 +397,9 @@ def test_every_exported_class_with_public_methods_is_a_subject() -> None:
         export
         for export in redstring.__all__
         if inspect.isclass(thing := getattr(redstring, export))
-        and not issubclass(thing, BaseModel | Exception)
+        # A value type: its constructor is fuzzed with the callables, and its
+        # methods are Sequence's own.
+        and not issubclass(thing, BaseModel | Exception | Sequence)
         and not getattr(thing, "_is_protocol", False)
         and _public_methods(thing)
         and export not in _subjects()

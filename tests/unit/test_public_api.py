@@ -43,6 +43,16 @@ PINNED_ENUMS: dict[str, dict[str, str]] = {
         "ENTITY_TYPE": "entity_type",
         "SOUNDEX": "soundex",
     },
+    "redstring.consolidation.features.Agreement": {
+        "EQUAL": "equal",
+        "NEAR": "near",
+        "DIFFERENT": "different",
+    },
+    "redstring.consolidation.policy.MergeBand": {
+        "MERGE": "merge",
+        "ASK": "ask",
+        "APART": "apart",
+    },
 }
 
 
@@ -76,6 +86,10 @@ def _namespace() -> dict[str, Any]:
 
 def _named_types(annotation: object) -> typing.Iterator[object]:
     if annotation is None or annotation is type(None) or annotation is Ellipsis:
+        return
+    if isinstance(annotation, list):  # a Callable's parameter list
+        for argument in annotation:
+            yield from _named_types(argument)
         return
     if isinstance(annotation, TypeVar):
         if annotation.__bound__ is not None:

@@ -2,7 +2,7 @@
 
 import sys
 
-from redstring.cli.main import main
+from redstring.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,7 +1,7 @@
 """The top layer: modules that hold collaborators no lower layer may hold together.
 
 `.importlinter` states that a module wanting in here has to say what it
-composes. There are two:
+composes. There are three:
 
 - `build_graph` composes `LlmProvider` + `GraphStore` (+ optionally
   `EmbeddingProvider` + `VectorStore`). `extraction` may not import
@@ -9,8 +9,16 @@ composes. There are two:
 - `retrieval` composes `EmbeddingProvider` + `VectorStore` + `GraphStore`.
   `vector` and `graph` are siblings that may not import each other and
   neither may import `llm`, so no sibling can hold all three.
+- `consolidation` composes `GraphStore` + `EventLog` (+ optionally
+  `VectorStore`, `EmbeddingProvider` and a `MergeAdjudicator`): the
+  `consolidation` package decides merges but may not reach a store, the
+  log or the projections' siblings.
 
-This was one module until retrieval arrived; see the ADR amending 0007.
+- `entities` composes `GraphStore` + `EmbeddingProvider` + `VectorStore`
+  to import one's own entities (it reads the graph to decide what to
+  embed), and `GraphWriter` + `VectorWriter` to delete one from both.
+
+See the ADR amending 0007.
 """
 
 from __future__ import annotations
@@ -20,15 +28,31 @@ from redstring.composition.build_graph import (
     AutoDomain,
     GraphBuildReport,
     build_graph,
+    build_graphs,
     embed_entity_names,
+    record_and_project,
 )
+from redstring.composition.consolidation import (
+    ConsolidationMerge,
+    ConsolidationReport,
+    Consolidator,
+)
+from redstring.composition.entities import ImportReport, delete_entity, import_entities
 from redstring.composition.retrieval import Retriever
 
 __all__ = [
     "AUTO",
     "AutoDomain",
+    "ConsolidationMerge",
+    "ConsolidationReport",
+    "Consolidator",
     "GraphBuildReport",
+    "ImportReport",
     "Retriever",
     "build_graph",
+    "build_graphs",
+    "delete_entity",
     "embed_entity_names",
+    "import_entities",
+    "record_and_project",
 ]

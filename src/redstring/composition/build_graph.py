@@ -7,6 +7,7 @@ and a vector store together. See ADR 0007.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Final
@@ -21,8 +22,14 @@ from redstring.domain.exceptions import (
     PartialExtractionError,
 )
 from redstring.domain.json_safety import shown
+from redstring.domain.limits import MAX_CONCURRENCY
 from redstring.domain.source import SourceDocument
-from redstring.domain.validation import check_collaborator, check_tenant_id
+from redstring.domain.validation import (
+    check_collaborator,
+    check_integer,
+    check_sequence,
+    check_tenant_id,
+)
 from redstring.domain.vector import VectorRecord
 from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.extraction.domains import DEFAULT_DOMAIN, classify_domain, get_domain
@@ -36,7 +43,7 @@ from redstring.projections.graph import GraphProjection
 from redstring.projections.vector import VectorProjection
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from redstring.domain.entity import Entity
     from redstring.domain.events import Event
@@ -81,6 +88,41 @@ class GraphBuildReport(BaseModel):
     embedded: int
     domain: str
     domain_confidence: float = Field(ge=0.0, le=1.0)
+
+
+def _check_build_arguments(
+    *,
+    provider: LlmProvider,
+    store: GraphStore,
+    tenant_id: TenantId,
+    domain: str | AutoDomain | None,
+    embedding_provider: EmbeddingProvider | None,
+    vector_store: VectorStore | None,
+    event_log: EventLog | None,
+) -> None:
+    """What `build_graph` and `build_graphs` check before the first model call."""
+    check_collaborator(provider, LlmProvider, argument="provider")
+    check_collaborator(store, GraphStore, argument="store")
+    check_tenant_id(tenant_id)
+    for argument, value, port in (
+        ("embedding_provider", embedding_provider, EmbeddingProvider),
+        ("vector_store", vector_store, VectorStore),
+        ("event_log", event_log, EventLog),
+    ):
+        if value is not None:
+            check_collaborator(value, port, argument=argument)
+    if not (domain is None or domain is AUTO or isinstance(domain, str)):
+        raise ValueError(f"domain must be a domain id, AUTO or None, got {shown(domain)}")
+    if (embedding_provider is None) != (vector_store is None):
+        raise ValueError("embedding_provider and vector_store go together: pass both or neither")
+    if (
+        embedding_provider is not None
+        and vector_store is not None
+        and embedding_provider.dimension != vector_store.dimension
+    ):
+        raise DimensionMismatchError(
+            expected=vector_store.dimension, actual=embedding_provider.dimension
+        )
 
 
 async def build_graph(
@@ -131,28 +173,15 @@ async def build_graph(
         raise ValueError(
             f"document must be a SourceDocument, got {type(document).__name__}: {document!r:.80}"
         )
-    check_collaborator(provider, LlmProvider, argument="provider")
-    check_collaborator(store, GraphStore, argument="store")
-    check_tenant_id(tenant_id)
-    for argument, value, port in (
-        ("embedding_provider", embedding_provider, EmbeddingProvider),
-        ("vector_store", vector_store, VectorStore),
-        ("event_log", event_log, EventLog),
-    ):
-        if value is not None:
-            check_collaborator(value, port, argument=argument)
-    if not (domain is None or domain is AUTO or isinstance(domain, str)):
-        raise ValueError(f"domain must be a domain id, AUTO or None, got {shown(domain)}")
-    if (embedding_provider is None) != (vector_store is None):
-        raise ValueError("embedding_provider and vector_store go together: pass both or neither")
-    if (
-        embedding_provider is not None
-        and vector_store is not None
-        and embedding_provider.dimension != vector_store.dimension
-    ):
-        raise DimensionMismatchError(
-            expected=vector_store.dimension, actual=embedding_provider.dimension
-        )
+    _check_build_arguments(
+        provider=provider,
+        store=store,
+        tenant_id=tenant_id,
+        domain=domain,
+        embedding_provider=embedding_provider,
+        vector_store=vector_store,
+        event_log=event_log,
+    )
     pipeline = ExtractionPipeline(provider, chunker=chunker, concurrency=concurrency)
 
     if domain is AUTO:
@@ -200,14 +229,7 @@ async def build_graph(
             )
         )
 
-    log = event_log if event_log is not None else InMemoryEventLog()
-    await log.append_many(events)
-    graph = GraphProjection(store)
-    vectors = VectorProjection(vector_store) if vector_store is not None else None
-    for event in events:
-        await graph.apply(event)
-        if vectors is not None:
-            await vectors.apply(event)
+    await record_and_project(events, event_log=event_log, graph=store, vectors=vector_store)
 
     return GraphBuildReport(
         entities=len(result.entities),
@@ -253,3 +275,119 @@ async def embed_entity_names(
         )
         for entity, vector in zip(entities, vectors, strict=True)
     )
+
+
+async def build_graphs(
+    documents: Sequence[SourceDocument],
+    *,
+    provider: LlmProvider,
+    store: GraphStore,
+    tenant_id: TenantId,
+    concurrency: int = 4,
+    on_progress: Callable[[int, int], None] | None = None,
+    domain: str | AutoDomain | None = None,
+    chunker: Chunker | None = None,
+    skip_failed_chunks: bool = False,
+    allow_partial: bool = False,
+    embedding_provider: EmbeddingProvider | None = None,
+    vector_store: VectorStore | None = None,
+    event_log: EventLog | None = None,
+) -> list[GraphBuildReport]:
+    """`build_graph` for each document, at most `concurrency` at a time.
+
+    Returns one report per document, in the order given. After each
+    document is written, `on_progress(done, total)` is called; if it
+    raises, no further document is started and the error propagates. The other
+    arguments mean what they mean for `build_graph`; every document is
+    checked before the first model call.
+
+    Each document is written whole or not at all. When one fails, no
+    further document is started, those in flight finish, and its error is
+    raised with a note naming the document; documents finished before stay
+    written.
+
+    Raises:
+        ValueError: `documents` is not a sequence of `SourceDocument`, or
+            `concurrency` is not a positive integer.
+        Exception: whatever `build_graph` raises for the first failing document.
+    """
+    batch = check_sequence(documents, argument="documents")
+    for index, document in enumerate(batch):
+        if not isinstance(document, SourceDocument):
+            raise ValueError(f"documents[{index}] is not a SourceDocument: {shown(document)}")
+    _check_build_arguments(
+        provider=provider,
+        store=store,
+        tenant_id=tenant_id,
+        domain=domain,
+        embedding_provider=embedding_provider,
+        vector_store=vector_store,
+        event_log=event_log,
+    )
+    check_integer(concurrency, argument="concurrency", minimum=1, maximum=MAX_CONCURRENCY)
+    if on_progress is not None and not callable(on_progress):
+        raise ValueError(f"on_progress must be callable or None, got {shown(on_progress)}")
+    reports: list[GraphBuildReport | None] = [None] * len(batch)
+    slots = asyncio.Semaphore(concurrency)
+    failed = asyncio.Event()
+    done = 0
+
+    async def one(index: int, document: SourceDocument) -> None:
+        nonlocal done
+        async with slots:
+            if failed.is_set():
+                return
+            try:
+                reports[index] = await build_graph(
+                    document,
+                    provider=provider,
+                    store=store,
+                    tenant_id=tenant_id,
+                    domain=domain,
+                    chunker=chunker,
+                    skip_failed_chunks=skip_failed_chunks,
+                    allow_partial=allow_partial,
+                    embedding_provider=embedding_provider,
+                    vector_store=vector_store,
+                    event_log=event_log,
+                )
+            except Exception as exc:
+                failed.set()
+                exc.add_note(f"while building document {document.id!r}")
+                raise
+            done += 1
+            if on_progress is not None:
+                try:
+                    on_progress(done, len(batch))
+                except BaseException:
+                    failed.set()
+                    raise
+
+    outcomes = await asyncio.gather(
+        *(one(index, document) for index, document in enumerate(batch)), return_exceptions=True
+    )
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return [report for report in reports if report is not None]
+
+
+async def record_and_project(
+    events: Sequence[Event],
+    *,
+    event_log: EventLog | None,
+    graph: GraphStore,
+    vectors: VectorStore | None,
+) -> None:
+    """Append `events` to the log (a throwaway one when `None`), then project each in order.
+
+    The log comes first, so a store never holds what the log does not record.
+    """
+    log = event_log if event_log is not None else InMemoryEventLog()
+    await log.append_many(events)
+    graph_projection = GraphProjection(graph)
+    vector_projection = VectorProjection(vectors) if vectors is not None else None
+    for event in events:
+        await graph_projection.apply(event)
+        if vector_projection is not None:
+            await vector_projection.apply(event)

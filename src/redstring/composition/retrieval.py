@@ -27,7 +27,7 @@ badly lagging projection into silence.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from redstring.domain.blocking import query_blocking_keys
 from redstring.domain.exceptions import DimensionMismatchError
@@ -51,17 +51,13 @@ if TYPE_CHECKING:
 
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId, TenantId
+    from redstring.domain.vector import VectorMatch
 
 
 #: How many name candidates the lexical channel scores. On the quality
 #: bench's four sets, 50 gave lexical R@1 and R@10 as good as 100 or 500, at
 #: a tenth of the cost of 500; see ADR 0014.
 _LEXICAL_CANDIDATES = 50
-
-
-async def _nothing() -> dict[EntityId, Any]:
-    """What a channel that is off contributes: an empty ranking."""
-    return {}
 
 
 def _evidence(semantic: float | None, lexical: float | None) -> float:
@@ -160,16 +156,23 @@ class Retriever:
         if k == 0 or entity_types == []:
             return RetrievalResult(query=query, matches=[])
 
-        # The channels share nothing until fusion, so they run concurrently:
-        # the embedding call and the graph lookup overlap.
-        semantic, lexical = await asyncio.gather(
-            self._semantic(self._channel, query, tenant_id, k, entity_types)
-            if self._channel is not None and mode is not RetrievalMode.LEXICAL
-            else _nothing(),
-            self._lexical(query, tenant_id, k, entity_types)
-            if mode in (RetrievalMode.LEXICAL, RetrievalMode.HYBRID)
-            else _nothing(),
-        )
+        # The channels share nothing until fusion, so when both are on they
+        # run concurrently: the embedding call and the graph lookup overlap.
+        # One channel alone is awaited directly; a task per call costs more
+        # than a whole search of a small tenant.
+        channel = self._channel if mode is not RetrievalMode.LEXICAL else None
+        lexical_on = mode in (RetrievalMode.LEXICAL, RetrievalMode.HYBRID)
+        semantic: dict[EntityId, float] = {}
+        lexical: dict[EntityId, tuple[Entity, float]] = {}
+        if channel is not None and lexical_on:
+            semantic, lexical = await asyncio.gather(
+                self._semantic(channel, query, tenant_id, k, entity_types),
+                self._lexical(query, tenant_id, k, entity_types),
+            )
+        elif channel is not None:
+            semantic = await self._semantic(channel, query, tenant_id, k, entity_types)
+        else:
+            lexical = await self._lexical(query, tenant_id, k, entity_types)
 
         fused = sorted(
             reciprocal_rank_fusion([list(semantic), list(lexical)]),
@@ -215,13 +218,14 @@ class Retriever:
         them: a match whose entity the graph now holds under another type is
         dropped, and the search widens until `k` pass, the store runs out or
         the search reaches `MAX_LIMIT`. A match the graph lacks is kept here
-        and skipped later, never backfilled.
+        and skipped later, never backfilled. Ids follow merges: a vector of
+        an entity merged into another counts for the canonical one, which
+        keeps its best score, so each real-world entity is ranked once.
         """
         embeddings, vectors = channel
         [vector] = await embeddings.embed([query])
         if entity_types is None:
-            matches = await vectors.search(vector, tenant_id, k=k)
-            return {match.entity_id: match.score for match in matches}
+            return await self._canonical(await vectors.search(vector, tenant_id, k=k), tenant_id)
         allowed = frozenset(entity_types)
         types: dict[EntityId, str] = {}
         wanted = k
@@ -236,8 +240,20 @@ class Retriever:
                 if match.entity_id not in types or types[match.entity_id] in allowed
             ]
             if len(kept) >= k or len(matches) < wanted or wanted >= MAX_LIMIT:
-                return {match.entity_id: match.score for match in kept[:k]}
+                return await self._canonical(kept[:k], tenant_id)
             wanted = min(MAX_LIMIT, 2 * wanted)
+
+    async def _canonical(
+        self, matches: Sequence[VectorMatch], tenant_id: TenantId
+    ) -> dict[EntityId, float]:
+        """Score per canonical id, best first: a merged entity's match counts for its canonical."""
+        if not matches:
+            return {}
+        canonical = await self._graph.resolve([match.entity_id for match in matches], tenant_id)
+        scores: dict[EntityId, float] = {}
+        for match in matches:
+            scores.setdefault(canonical[match.entity_id], match.score)
+        return scores
 
     async def _lexical(
         self,

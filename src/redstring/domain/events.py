@@ -27,7 +27,7 @@ from redstring.domain.entity import Entity  # noqa: TC001 - pydantic needs it at
 from redstring.domain.ids import EntityId, SourceId, TenantId  # noqa: TC001 - pydantic needs them
 from redstring.domain.json_safety import check_text
 from redstring.domain.relationship import Relationship  # noqa: TC001 - pydantic needs it
-from redstring.domain.vector import VectorRecord  # noqa: TC001 - pydantic needs it
+from redstring.domain.vector import VectorRecord
 
 
 def _utc(value: datetime) -> datetime:
@@ -160,8 +160,129 @@ class EntitiesEmbedded(BaseModel):
         return self
 
 
+def _check_tenant(
+    tenant: TenantId, items: tuple[Entity | Relationship | VectorRecord, ...]
+) -> None:
+    for item in items:
+        if item.tenant_id != tenant:
+            if isinstance(item, VectorRecord):
+                name = f"the vector of entity {item.entity_id}"
+            else:
+                name = f"{type(item).__name__.lower()} {item.id}"
+            raise ValueError(
+                f"{name} belongs to tenant {item.tenant_id}, not the event's tenant {tenant}"
+            )
+
+
+class EntitiesMerged(BaseModel):
+    """Entities found to be one thing, folded into `canonical`, with what undoing needs.
+
+    `canonical` is the surviving entity as it is after the merge (absorbed
+    names in `properties["aliases"]`); `merged_ids` are absorbed into it.
+    `before` holds the canonical and every merged entity as they were,
+    `relationships` every relationship that touched a merged entity as it
+    was, and `vectors` the merged entities' vectors: enough to restore all
+    of it exactly. `score` is the pass's score (`None` for an explicit merge).
+
+    Raises:
+        ValueError: `merged_ids` is empty, repeats an id or holds the
+            canonical's; `before` is not exactly the canonical and the merged
+            entities; or anything belongs to another tenant.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["entities_merged"] = "entities_merged"
+    version: Literal[1] = 1
+    event_id: UUID
+    tenant_id: TenantId
+    occurred_at: datetime
+    canonical: Entity
+    merged_ids: tuple[EntityId, ...]
+    score: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
+    reason: str
+    before: tuple[Entity, ...]
+    relationships: tuple[Relationship, ...] = ()
+    vectors: tuple[VectorRecord, ...] = ()
+
+    @property
+    def canonical_id(self) -> EntityId:
+        """The id of the entity the others were merged into."""
+        return self.canonical.id
+
+    @field_validator("occurred_at")
+    @classmethod
+    def _occurred_at_is_utc(cls, value: datetime) -> datetime:
+        return _utc(value)
+
+    @field_validator("reason")
+    @classmethod
+    def _reason_not_blank(cls, value: str) -> str:
+        return _not_blank(value, field="reason")
+
+    @model_validator(mode="after")
+    def _a_whole_merge_of_one_tenant(self) -> Self:
+        if not self.merged_ids:
+            raise ValueError("merged_ids must not be empty")
+        if len(set(self.merged_ids)) != len(self.merged_ids):
+            raise ValueError(f"merged_ids repeats an id: {[str(i) for i in self.merged_ids]}")
+        if self.canonical.id in self.merged_ids:
+            raise ValueError(f"merged_ids holds the canonical id {self.canonical.id}")
+        expected = {self.canonical.id, *self.merged_ids}
+        held = [entity.id for entity in self.before]
+        if len(set(held)) != len(held) or set(held) != expected:
+            raise ValueError("before must hold the canonical and each merged entity exactly once")
+        _check_tenant(self.tenant_id, (self.canonical, *self.before))
+        _check_tenant(self.tenant_id, self.relationships)
+        _check_tenant(self.tenant_id, self.vectors)
+        return self
+
+
+class MergeUndone(BaseModel):
+    """The merge `merge_event_id` undone: what it absorbed, restored as it was.
+
+    Carries the merge's `before`, `relationships` and `vectors` as
+    `entities`, `relationships` and `vectors`, so projecting it needs no
+    other event.
+
+    Raises:
+        ValueError: `merged_ids` is empty, or anything belongs to another tenant.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["merge_undone"] = "merge_undone"
+    version: Literal[1] = 1
+    event_id: UUID
+    tenant_id: TenantId
+    occurred_at: datetime
+    merge_event_id: UUID
+    canonical_id: EntityId
+    merged_ids: tuple[EntityId, ...]
+    entities: tuple[Entity, ...]
+    relationships: tuple[Relationship, ...] = ()
+    vectors: tuple[VectorRecord, ...] = ()
+
+    @field_validator("occurred_at")
+    @classmethod
+    def _occurred_at_is_utc(cls, value: datetime) -> datetime:
+        return _utc(value)
+
+    @model_validator(mode="after")
+    def _one_tenant(self) -> Self:
+        if not self.merged_ids:
+            raise ValueError("merged_ids must not be empty")
+        _check_tenant(self.tenant_id, self.entities)
+        _check_tenant(self.tenant_id, self.relationships)
+        _check_tenant(self.tenant_id, self.vectors)
+        return self
+
+
 #: Any event, discriminated on `kind`.
-type Event = Annotated[DocumentExtracted | EntitiesEmbedded, Field(discriminator="kind")]
+type Event = Annotated[
+    DocumentExtracted | EntitiesEmbedded | EntitiesMerged | MergeUndone,
+    Field(discriminator="kind"),
+]
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
@@ -172,7 +293,7 @@ def event_to_json(event: Event) -> str:
     Raises:
         ValueError: `event` is not an event.
     """
-    if not isinstance(event, DocumentExtracted | EntitiesEmbedded):
+    if not isinstance(event, DocumentExtracted | EntitiesEmbedded | EntitiesMerged | MergeUndone):
         raise ValueError(f"event must be an event, got {type(event).__name__} {event!r:.80}")
     return event.model_dump_json()
 

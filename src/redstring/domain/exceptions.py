@@ -4,6 +4,7 @@
 RedstringError
 ├── DimensionMismatchError      a vector or collaborator of the wrong dimension
 ├── MissingEntityError          a relationship endpoint the store does not hold
+├── MergeUndoError              a merge that cannot be undone: unknown, undone, or built on
 ├── UnknownDomainError          a domain id no bundled prompt answers to
 ├── PartialExtractionError      some chunks of a document failed to extract
 ├── ClosedError                 an adapter was called after close()
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import functools
 from typing import TYPE_CHECKING, Any, Self
+from uuid import UUID  # noqa: TC003 - the surface test resolves the signature at runtime
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -68,6 +70,16 @@ class MissingEntityError(RedstringError):
         self.entity_id = entity_id
         self.tenant_id = tenant_id
         super().__init__(f"entity {entity_id} does not exist in tenant {tenant_id}")
+
+
+class MergeUndoError(RedstringError):
+    """A merge that cannot be undone: unknown, undone already, or built on by a later one."""
+
+    def __init__(self, *, merge_event_id: UUID, tenant_id: TenantId, reason: str) -> None:
+        self.merge_event_id = merge_event_id
+        self.tenant_id = tenant_id
+        self.reason = reason
+        super().__init__(f"cannot undo merge {merge_event_id} of tenant {tenant_id}: {reason}")
 
 
 class UnknownDomainError(RedstringError):

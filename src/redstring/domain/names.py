@@ -12,9 +12,10 @@ measured against per-token keys.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Final
 
-from redstring.domain.normalization import fold_name
+from redstring.domain.normalization import fold_name, normalize_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -50,20 +51,35 @@ def entity_names(entity: Entity) -> Iterator[str]:
                 yield alias
 
 
+@lru_cache(maxsize=1 << 16)
+def _word_units(word: str) -> tuple[str, ...]:
+    """The padded trigrams of one folded word. Names share words, so this is cached."""
+    padded = f"  {word} "
+    return tuple(padded[start : start + 3] for start in range(len(padded) - 2))
+
+
 def name_units(text: str) -> set[str]:
     """The distinct units of the first `MAX_NAME_CHARS` characters of `text`, folded."""
     units: set[str] = set()
     for word in fold_name(text[:MAX_NAME_CHARS]).split():
-        padded = f"  {word} "
-        units.update(padded[start : start + 3] for start in range(len(padded) - 2))
+        units.update(_word_units(word))
     return units
 
 
 def entity_name_units(entity: Entity) -> frozenset[str]:
     """Every unit of every name of `entity` (see `entity_names`), once each."""
-    units: set[str] = set()
-    for name in entity_names(entity):
-        units |= name_units(name)
+    name = entity.name
+    units = name_units(name)
+    normalized = entity.normalized_name
+    # `fold_name` starts with what `normalize_name` does, so a normalized name
+    # that is exactly `normalize_name(name)` adds no unit; any other is indexed.
+    if normalized != name and (len(name) > MAX_NAME_CHARS or normalized != normalize_name(name)):
+        units |= name_units(normalized)
+    aliases = entity.properties.get(ALIASES_PROPERTY)
+    if isinstance(aliases, list):
+        for alias in aliases:
+            if isinstance(alias, str):
+                units |= name_units(alias)
     return frozenset(units)
 
 

@@ -7,6 +7,7 @@ purge) so that a caller can annotate only what it uses.
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.event_log import EventLog, StoredEvent
 from redstring.ports.graph_store import (
+    GraphMerge,
     GraphPurge,
     GraphReader,
     GraphStore,
@@ -21,6 +22,7 @@ __all__ = [
     "AsyncClosable",
     "EmbeddingProvider",
     "EventLog",
+    "GraphMerge",
     "GraphPurge",
     "GraphReader",
     "GraphStore",

@@ -119,6 +119,18 @@ class GraphReader(NameCandidateReader, Protocol):
         """
         ...
 
+    async def resolve(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, EntityId]:
+        """Each requested id's canonical id: the entity it was merged into, if any.
+
+        An id never merged (or unknown) maps to itself; one merged into an
+        entity that was merged in turn maps to the last. Every requested id
+        is a key. Reads follow merges: `get_entity` and `get_entities` of a
+        merged id return its canonical entity.
+        """
+        ...
+
 
 @runtime_checkable
 class GraphWriter(Protocol):
@@ -144,6 +156,45 @@ class GraphWriter(Protocol):
         """Store every relationship, or none of them if any endpoint is missing."""
         ...
 
+    async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
+        """Remove the entity and every relationship with it at either end.
+
+        Only `tenant_id`'s entity is touched; the same id in another tenant
+        stays. `True` if the tenant held the entity, `False` (and nothing
+        changed) if not.
+        """
+        ...
+
+
+@runtime_checkable
+class GraphMerge(Protocol):
+    """Folds entities into one, and forgets such a fold."""
+
+    async def merge_entities(self, canonical: Entity, merged_ids: Sequence[EntityId]) -> None:
+        """Absorb `merged_ids` into `canonical`, in one step.
+
+        Stores `canonical` as given, points every relationship touching a
+        merged entity at it instead (ids kept), removes the merged entities,
+        and records that each merged id now resolves to it. A merged id that
+        already resolves to `canonical` is accepted, so applying the same
+        merge twice changes nothing more.
+
+        Raises:
+            ValueError: `merged_ids` is empty, repeats an id, or holds the
+                canonical's; or `canonical`'s id is itself merged away.
+            MissingEntityError: a merged id is neither held nor merged into
+                `canonical`. Nothing is written.
+        """
+        ...
+
+    async def unmerge_entities(self, merged_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        """Forget that `merged_ids` resolve elsewhere; ids not merged are ignored.
+
+        Restores nothing else: the caller writes back the entities and the
+        relationships as they were (see `MergeUndone`).
+        """
+        ...
+
 
 @runtime_checkable
 class GraphPurge(Protocol):
@@ -155,5 +206,5 @@ class GraphPurge(Protocol):
 
 
 @runtime_checkable
-class GraphStore(GraphReader, GraphWriter, GraphPurge, Protocol):
+class GraphStore(GraphReader, GraphWriter, GraphMerge, GraphPurge, Protocol):
     """Every graph store capability together."""

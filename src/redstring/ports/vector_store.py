@@ -16,7 +16,13 @@ never see each other's vector.
   too few results, or none, while matches exist;
 - ties break by `str(entity_id)` ascending, so the order is total;
 - a vector of the wrong length raises `DimensionMismatchError`; a zero, NaN
-  or infinite vector raises `ValueError`.
+  or infinite vector raises `ValueError`, judged at float32, the stored
+  precision, by `upsert` and `upsert_many` alike;
+- a vector is any `VectorLike`: a sequence of floats or a float buffer (a
+  float32 numpy array is taken without a step per component); `get` returns
+  it as an immutable `Vector`;
+- a refused write changes nothing: a batch is checked whole (vectors and
+  metadata) before any of it is written.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from redstring.domain.ids import EntityId, TenantId
-    from redstring.domain.vector import VectorMatch, VectorRecord
+    from redstring.domain.vector import VectorLike, VectorMatch, VectorRecord
 
 
 @runtime_checkable
@@ -45,7 +51,7 @@ class VectorReader(Protocol):
 
     async def search(
         self,
-        vector: Sequence[float],
+        vector: VectorLike,
         tenant_id: TenantId,
         *,
         k: int = 10,
@@ -66,7 +72,7 @@ class VectorWriter(Protocol):
     async def upsert(
         self,
         entity_id: EntityId,
-        vector: Sequence[float],
+        vector: VectorLike,
         tenant_id: TenantId,
         *,
         metadata: dict[str, Any] | None = None,

@@ -1,26 +1,50 @@
-"""The graph projection: folds `DocumentExtracted` events into a graph store."""
+"""The graph projection: folds extractions, merges and undone merges into a graph store."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from redstring.domain.events import DocumentExtracted
+from redstring.domain.events import DocumentExtracted, EntitiesMerged, MergeUndone
 from redstring.domain.validation import check_collaborator
-from redstring.ports.graph_store import GraphWriter
+from redstring.ports.graph_store import GraphStore
 
 if TYPE_CHECKING:
+    from redstring.domain.entity import Entity
     from redstring.domain.events import Event
+
+_ALIASES = "aliases"
+
+
+def _keep_aliases(entity: Entity, held: Entity | None) -> Entity:
+    """`entity` with the aliases `held` has and it lacks appended, so a rewrite keeps them."""
+    if held is None:
+        return entity
+    old = held.properties.get(_ALIASES)
+    if not isinstance(old, list) or not old:
+        return entity
+    new = entity.properties.get(_ALIASES)
+    current = list(new) if isinstance(new, list) else []
+    missing = [alias for alias in old if alias not in current]
+    if not missing:
+        return entity
+    return entity.model_copy(
+        update={"properties": {**entity.properties, _ALIASES: [*current, *missing]}}
+    )
 
 
 class GraphProjection:
-    """Writes each extracted document's entities, then its relationships.
+    """Writes extracted documents, and applies merges and their undoing.
 
-    Idempotent: the writes are upserts keyed `(tenant_id, id)`, so applying
-    an event again leaves the store as the first application left it.
+    Reads follow merges, and so do writes: an extracted entity whose id was
+    merged away is not written back (its canonical stands for it), its
+    relationships are written against the canonical, and rewriting an entity
+    keeps the aliases it holds. Re-extracting a document therefore never
+    undoes a merge. Idempotent: applying an event again leaves the store as
+    the first application left it.
     """
 
-    def __init__(self, store: GraphWriter) -> None:
-        self._store = check_collaborator(store, GraphWriter, argument="store")
+    def __init__(self, store: GraphStore) -> None:
+        self._store = check_collaborator(store, GraphStore, argument="store")
 
     async def apply(self, event: Event) -> None:
         """Fold one event into the store; events of other kinds are ignored.
@@ -29,5 +53,28 @@ class GraphProjection:
         only joins its own entities, so no endpoint is ever missing.
         """
         if isinstance(event, DocumentExtracted):
+            await self._extracted(event)
+        elif isinstance(event, EntitiesMerged):
+            await self._store.merge_entities(event.canonical, event.merged_ids)
+        elif isinstance(event, MergeUndone):
+            await self._store.unmerge_entities(event.merged_ids, event.tenant_id)
             await self._store.upsert_entities(event.entities)
             await self._store.upsert_relationships(event.relationships)
+
+    async def _extracted(self, event: DocumentExtracted) -> None:
+        ids = [entity.id for entity in event.entities]
+        canonical = await self._store.resolve(ids, event.tenant_id)
+        kept = [entity for entity in event.entities if canonical[entity.id] == entity.id]
+        held = {e.id: e for e in await self._store.get_entities(ids, event.tenant_id)}
+        await self._store.upsert_entities([_keep_aliases(e, held.get(e.id)) for e in kept])
+        await self._store.upsert_relationships(
+            [
+                relationship.model_copy(
+                    update={
+                        "source_entity_id": canonical[relationship.source_entity_id],
+                        "target_entity_id": canonical[relationship.target_entity_id],
+                    }
+                )
+                for relationship in event.relationships
+            ]
+        )

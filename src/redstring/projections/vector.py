@@ -1,10 +1,10 @@
-"""The vector projection: folds `EntitiesEmbedded` events into a vector store."""
+"""The vector projection: folds embeddings, merges and undone merges into a vector store."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from redstring.domain.events import EntitiesEmbedded
+from redstring.domain.events import EntitiesEmbedded, EntitiesMerged, MergeUndone
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.validation import check_collaborator
 from redstring.ports.vector_store import VectorStore
@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 
 class VectorProjection:
     """Writes each embedding event's vectors, in one batch per event.
+
+    A merge deletes the merged entities' vectors (the canonical's stands for
+    them); undoing it writes them back from the event.
 
     Idempotent: the writes are upserts keyed `(tenant_id, entity_id)`. The
     store is a whole `VectorStore` because the projection needs its
@@ -35,3 +38,8 @@ class VectorProjection:
             if event.dimension != self._store.dimension:
                 raise DimensionMismatchError(expected=self._store.dimension, actual=event.dimension)
             await self._store.upsert_many(event.records)
+        elif isinstance(event, EntitiesMerged):
+            for entity_id in event.merged_ids:
+                await self._store.delete(entity_id, event.tenant_id)
+        elif isinstance(event, MergeUndone):
+            await self._store.upsert_many(event.vectors)

@@ -12,6 +12,15 @@ Needs pytest and hypothesis: install the `testing` extra
 package.
 """
 
+try:
+    import hypothesis  # noqa: F401
+    import pytest  # noqa: F401
+except ModuleNotFoundError as exc:  # pragma: no cover - the dev environment has both
+    raise ImportError(
+        f"redstring.testing needs the testing extra ({exc.name} is missing): "
+        "pip install 'redstring[testing]'"
+    ) from exc
+
 from redstring.testing.event_log import EventLogCompliance
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from redstring.testing.graph_store import GraphStoreCompliance

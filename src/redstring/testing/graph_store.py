@@ -236,6 +236,67 @@ class GraphStoreCompliance(LifetimeCompliance):
         with pytest.raises(ValueError, match="depth"):
             await store.neighbors(a.id, TENANT, depth=0)
 
+    # -- deleting one entity -----------------------------------------------------
+
+    async def test_delete_entity_removes_it_its_keys_and_its_relationships(self) -> None:
+        store = self.new_store()
+        ada = make_entity(id=entity_id(1), name="Ada Lovelace")
+        babbage = make_entity(id=entity_id(2), name="Charles Babbage")
+        engine = make_entity(id=entity_id(3), name="Analytical Engine", entity_type="machine")
+        await store.upsert_entities([ada, babbage, engine])
+        outgoing, incoming = make_relationship(ada, engine), make_relationship(babbage, ada)
+        kept = make_relationship(babbage, engine)
+        await store.upsert_relationships([outgoing, incoming, kept])
+
+        assert await store.delete_entity(ada.id, TENANT) is True
+
+        assert await store.get_entity(ada.id, TENANT) is None
+        assert await store.get_entities([ada.id, babbage.id], TENANT) == [babbage]
+        assert await store.find_entities(TENANT, name="ada lovelace") == []
+        assert await store.find_by_blocking_key(prefix_key(ada), TENANT) == []
+        assert ada not in await store.find_name_candidates("Ada Lovelace", TENANT)
+        for gone in (outgoing, incoming):
+            assert await store.get_relationship(gone.id, TENANT) is None
+        assert await store.get_relationships(babbage.id, TENANT) == [kept]
+        assert await store.neighbors(babbage.id, TENANT) == [engine]
+
+    async def test_delete_entity_touches_only_its_tenant(self) -> None:
+        store = self.new_store()
+        ours = make_entity(id=entity_id(1), name="Ada Lovelace")
+        theirs = make_entity(id=entity_id(1), name="Ada Lovelace", tenant_id=OTHER_TENANT)
+        their_friend = make_entity(id=entity_id(2), name="Mary Somerville", tenant_id=OTHER_TENANT)
+        await store.upsert_entities([ours, theirs, their_friend])
+        their_edge = make_relationship(theirs, their_friend)
+        await store.upsert_relationship(their_edge)
+
+        assert await store.delete_entity(entity_id(1), TENANT) is True
+
+        assert await store.get_entity(entity_id(1), OTHER_TENANT) == theirs
+        assert await store.find_by_blocking_key(prefix_key(theirs), OTHER_TENANT) == [theirs]
+        assert await store.get_relationships(entity_id(1), OTHER_TENANT) == [their_edge]
+
+    async def test_delete_entity_of_a_missing_id_is_false_and_changes_nothing(self) -> None:
+        store = self.new_store()
+        ada = make_entity(id=entity_id(1))
+        await store.upsert_entity(ada)
+        assert await store.delete_entity(entity_id(2), TENANT) is False
+        assert await store.delete_entity(entity_id(1), OTHER_TENANT) is False
+        assert await store.get_entity(ada.id, TENANT) == ada
+        assert await store.delete_entity(ada.id, TENANT) is True
+        assert await store.delete_entity(ada.id, TENANT) is False
+
+    async def test_a_deleted_entity_can_be_written_again(self) -> None:
+        store = self.new_store()
+        ada, other = make_entity(id=entity_id(1)), make_entity(id=entity_id(2))
+        await store.upsert_entities([ada, other])
+        await store.delete_entity(ada.id, TENANT)
+        await store.upsert_entity(ada)
+        edge = make_relationship(ada, other)
+        await store.upsert_relationship(edge)
+        assert await store.get_entity(ada.id, TENANT) == ada
+        assert await store.find_by_blocking_key(prefix_key(ada), TENANT) == [ada, other]
+        assert await store.get_relationships(ada.id, TENANT) == [edge]
+
     # -- bad input -------------------------------------------------------------
 
     async def test_a_batch_with_something_else_after_a_good_entity_writes_nothing(self) -> None:
@@ -260,6 +321,95 @@ class GraphStoreCompliance(LifetimeCompliance):
         store = self.new_store()
         with pytest.raises(ValueError, match="p:ada"):
             await store.find_by_blocking_keys("p:ada", TENANT)
+
+    # -- merges: resolve, reads follow merges, unmerge -------------------------
+
+    async def test_an_id_never_merged_resolves_to_itself_and_every_id_is_a_key(self) -> None:
+        store = self.new_store()
+        await store.upsert_entity(make_entity(id=entity_id(1)))
+        assert await store.resolve([entity_id(1), entity_id(9)], TENANT) == {
+            entity_id(1): entity_id(1),
+            entity_id(9): entity_id(9),
+        }
+        assert await store.resolve([], TENANT) == {}
+
+    async def test_a_merge_repoints_relationships_removes_the_merged_and_resolves(self) -> None:
+        store = self.new_store()
+        a, b, c = (
+            make_entity(id=entity_id(n), name=name)
+            for n, name in ((1, "Ada Lovelace"), (2, "Countess Lovelace"), (3, "Charles Babbage"))
+        )
+        await store.upsert_entities([a, b, c])
+        knows = make_relationship(b, c, relationship_type="knows")
+        loop = make_relationship(a, b, relationship_type="same")
+        await store.upsert_relationships([knows, loop])
+        canonical = a.model_copy(update={"properties": {"aliases": ["Countess Lovelace"]}})
+        await store.merge_entities(canonical, [b.id])
+        assert await store.resolve([b.id, a.id], TENANT) == {b.id: a.id, a.id: a.id}
+        assert await store.get_entity(b.id, TENANT) == canonical
+        assert await store.get_entities([a.id, b.id], TENANT) == [canonical]
+        assert await store.find_by_blocking_key(prefix_key(b), TENANT) == []
+        assert await store.find_entities(TENANT, name="Countess Lovelace") == []
+        assert await store.find_name_candidates("Countess Lovelace", TENANT) == [canonical]
+        moved = await store.get_relationship(knows.id, TENANT)
+        assert moved == knows.model_copy(update={"source_entity_id": a.id})
+        assert await store.get_relationships(b.id, TENANT) == []
+        assert await store.neighbors(c.id, TENANT) == [canonical]
+        assert (await store.get_relationship(loop.id, TENANT)) == loop.model_copy(
+            update={"target_entity_id": a.id}
+        )
+
+    async def test_merging_again_changes_nothing_more(self) -> None:
+        store = self.new_store()
+        a, b = (make_entity(id=entity_id(n)) for n in (1, 2))
+        await store.upsert_entities([a, b])
+        await store.merge_entities(a, [b.id])
+        await store.merge_entities(a, [b.id])
+        assert await store.resolve([b.id], TENANT) == {b.id: a.id}
+        assert await store.get_entities([a.id, b.id], TENANT) == [a]
+
+    async def test_a_merge_of_a_merge_resolves_to_the_last_and_unmerging_one_step_back(
+        self,
+    ) -> None:
+        store = self.new_store()
+        a, b, c = (make_entity(id=entity_id(n)) for n in (1, 2, 3))
+        await store.upsert_entities([a, b, c])
+        await store.merge_entities(b, [c.id])
+        await store.merge_entities(a, [b.id])
+        assert await store.resolve([c.id], TENANT) == {c.id: a.id}
+        await store.unmerge_entities([b.id], TENANT)
+        assert await store.resolve([c.id, b.id], TENANT) == {c.id: b.id, b.id: b.id}
+
+    async def test_a_refused_merge_changes_nothing(self) -> None:
+        store = self.new_store()
+        a, b = (make_entity(id=entity_id(n)) for n in (1, 2))
+        await store.upsert_entities([a, b])
+        renamed = a.model_copy(update={"name": "Renamed"})
+        with pytest.raises(MissingEntityError):
+            await store.merge_entities(renamed, [b.id, entity_id(7)])
+        for bad in ([], [b.id, b.id], [a.id]):
+            with pytest.raises(ValueError, match="merged_ids"):
+                await store.merge_entities(renamed, bad)
+        assert await store.get_entity(a.id, TENANT) == a
+        assert await store.resolve([b.id], TENANT) == {b.id: b.id}
+        await store.merge_entities(a, [b.id])
+        with pytest.raises(ValueError, match="canonical"):
+            await store.merge_entities(b, [a.id])
+
+    async def test_a_merge_in_one_tenant_never_reaches_another(self) -> None:
+        store = self.new_store()
+        mine = [make_entity(id=entity_id(n)) for n in (1, 2)]
+        theirs = [make_entity(id=entity_id(n), tenant_id=OTHER_TENANT) for n in (1, 2)]
+        await store.upsert_entities([*mine, *theirs])
+        await store.merge_entities(mine[0], [entity_id(2)])
+        assert await store.resolve([entity_id(2)], OTHER_TENANT) == {entity_id(2): entity_id(2)}
+        assert await store.get_entity(entity_id(2), OTHER_TENANT) == theirs[1]
+        with pytest.raises(MissingEntityError):
+            await store.merge_entities(theirs[0], [entity_id(3)])
+        await store.unmerge_entities([entity_id(2)], OTHER_TENANT)
+        assert await store.resolve([entity_id(2)], TENANT) == {entity_id(2): entity_id(1)}
+        assert await store.delete_by_tenant(TENANT) == 1
+        assert await store.resolve([entity_id(2)], TENANT) == {entity_id(2): entity_id(2)}
 
     # -- name candidates -------------------------------------------------------
 

@@ -6,8 +6,8 @@ it here, so all of them rank identically.
 Search runs in two passes. The float32 pass scores every row with one
 matrix-vector product and keeps the rows that could be in the top `k`, with
 a margin for float32 rounding; the exact pass rescores only those in float64,
-one row at a time, so two equal vectors score exactly equally and the
-`str(entity_id)` tie-break decides between them. (A BLAS product does not
+summing each row on its own, so two equal vectors score exactly equally and
+the `str(entity_id)` tie-break decides between them. (A BLAS product does not
 promise that: it may sum equal rows in different orders and give them
 different last bits.)
 """
@@ -15,12 +15,12 @@ different last bits.)
 from __future__ import annotations
 
 import math
-from collections.abc import Sized
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from redstring.domain.exceptions import DimensionMismatchError
+from redstring.domain.json_safety import check_json, copy_json, is_plain_json
 from redstring.domain.limits import MAX_DIMENSION
 from redstring.domain.validation import (
     check_entity_types,
@@ -28,7 +28,7 @@ from redstring.domain.validation import (
     check_limit,
     check_min_score,
 )
-from redstring.domain.vector import VectorMatch, VectorRecord, cosine_to_score
+from redstring.domain.vector import Vector, VectorMatch, VectorRecord
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from redstring.domain.ids import EntityId
+    from redstring.domain.vector import VectorLike
 
 #: Type code of a record whose `entity_type` is missing or not a string: it
 #: matches no `entity_types` filter.
@@ -43,6 +44,9 @@ NO_TYPE = -1
 #: Worst-case relative error of a float32 dot product is about `dimension`
 #: units in the last place; the first pass keeps rows within twice that.
 _FLOAT32_EPSILON = float(np.finfo(np.float32).eps)
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: Rows converted to float64 at a time when computing lengths.
+_NORM_CHUNK = 4_096
 
 
 def check_dimension(dimension: int) -> int:
@@ -50,28 +54,90 @@ def check_dimension(dimension: int) -> int:
     return check_integer(dimension, argument="dimension", minimum=1, maximum=MAX_DIMENSION)
 
 
-def check_vector(vector: Sequence[float], dimension: int) -> NDArray[np.float64]:
+def _as_vector(vector: VectorLike, field: str, dimension: int) -> Vector:
+    if isinstance(vector, Vector):
+        return vector
+    try:
+        return Vector(vector)
+    except ValueError as exc:
+        raise ValueError(f"{field} must be a flat sequence of {dimension} numbers: {exc}") from exc
+
+
+def check_vector(vector: VectorLike, dimension: int) -> NDArray[np.float64]:
     """`vector` as a float64 array, checked for length and finite, non-zero values.
 
     Raises:
         DimensionMismatchError: `vector` does not have `dimension` components.
         ValueError: it is not flat numbers, or is zero, NaN or infinite.
     """
-    if isinstance(vector, str | bytes) or not isinstance(vector, Sized):
-        raise ValueError(f"vector must be a sequence of numbers, got {vector!r:.80}")
-    if len(vector) != dimension:
-        raise DimensionMismatchError(expected=dimension, actual=len(vector))
-    try:
-        array = np.asarray(vector, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"vector must be a flat sequence of numbers: {exc}") from exc
-    if array.shape != (dimension,):
-        raise ValueError(f"vector must be a flat sequence of {dimension} numbers")
+    array = np.asarray(_as_vector(vector, "vector", dimension))
+    if len(array) != dimension:
+        raise DimensionMismatchError(expected=dimension, actual=len(array))
     if not np.isfinite(array).all():
         raise ValueError("vector contains NaN or infinity")
     if not array.any():
         raise ValueError("vector is all zeros; cosine is undefined for it")
-    return array
+    return array.astype(np.float64)
+
+
+def check_rows(
+    vectors: Sequence[VectorLike], dimension: int, *, field: str = "records[{}].vector"
+) -> NDArray[np.float32]:
+    """The vectors as one float32 matrix, one row each, after checking all of them.
+
+    What is stored is float32, so that is what is checked: a component
+    beyond float32's range (which would be stored as infinity) and a vector
+    whose every component rounds to zero in float32 are refused like NaN and
+    zero. A float32 array row is copied in without a step per component.
+
+    Raises:
+        DimensionMismatchError: some vector does not have `dimension` components.
+        ValueError: some vector is not flat numbers, or is zero, NaN or
+            infinite at float32; the message names it with `field`.
+    """
+    width = 4 * dimension
+    blocks = [
+        vector.tobytes()
+        for vector in vectors
+        if isinstance(vector, Vector) and vector.itemsize == 4 and len(vector.tobytes()) == width
+    ]
+    if len(blocks) == len(vectors):
+        # Every vector is float32 of the right length: one copy, no step per vector.
+        matrix = np.frombuffer(b"".join(blocks), dtype=np.float32).reshape(-1, dimension)
+    else:
+        matrix = np.empty((len(vectors), dimension), dtype=np.float32)
+        with np.errstate(over="ignore"):
+            for index, vector in enumerate(vectors):
+                array = np.asarray(_as_vector(vector, field.format(index), dimension))
+                if len(array) != dimension:
+                    raise DimensionMismatchError(expected=dimension, actual=len(array))
+                matrix[index] = array
+    finite = np.isfinite(matrix).all(axis=1)
+    if not finite.all():
+        bad = int(np.flatnonzero(~finite)[0])
+        raise ValueError(
+            f"{field.format(bad)} contains NaN or infinity, or a value beyond float32's range"
+        )
+    zero = np.flatnonzero(~matrix.any(axis=1))
+    if zero.size:
+        raise ValueError(f"{field.format(int(zero[0]))} is all zeros at float32 precision")
+    # Only a row with a component this large can be longer than float32 allows.
+    suspects = np.flatnonzero(np.abs(matrix).max(axis=1) > _FLOAT32_MAX / math.sqrt(dimension))
+    if suspects.size:
+        long = suspects[~np.isfinite(row_norms(matrix[suspects]))]
+        if long.size:
+            raise ValueError(f"{field.format(int(long[0]))} is longer than float32's range")
+    return matrix
+
+
+def row_norms(matrix: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Each row's length, computed in float64 (no overflow or underflow), stored as float32."""
+    norms = np.empty(len(matrix), dtype=np.float32)
+    for start in range(0, len(matrix), _NORM_CHUNK):
+        chunk = matrix[start : start + _NORM_CHUNK].astype(np.float64)
+        with np.errstate(over="ignore"):
+            norms[start : start + _NORM_CHUNK] = np.sqrt(np.einsum("ij,ij->i", chunk, chunk))
+    return norms
 
 
 def check_batch(records: Sequence[VectorRecord], dimension: int) -> NDArray[np.float32]:
@@ -82,30 +148,33 @@ def check_batch(records: Sequence[VectorRecord], dimension: int) -> NDArray[np.f
         ValueError: some record is not a `VectorRecord`, or its vector is zero,
             NaN or infinite; the message names its index.
     """
-    if not records:
-        return np.empty((0, dimension), dtype=np.float32)
     for index, record in enumerate(records):
         if not isinstance(record, VectorRecord):
             raise ValueError(f"records[{index}] is not a VectorRecord: {record!r}")
-        if len(record.vector) != dimension:
-            raise DimensionMismatchError(expected=dimension, actual=len(record.vector))
-    # Straight to float32, the stored precision: converting the Python floats
-    # is most of a batch's cost, and a float64 detour makes it a third dearer.
-    with np.errstate(over="ignore"):
-        matrix = np.array([record.vector for record in records], dtype=np.float32)
-    if not np.isfinite(matrix).all():
-        bad = int(np.flatnonzero(~np.isfinite(matrix).all(axis=1))[0])
-        raise ValueError(
-            f"records[{bad}].vector contains NaN or infinity, or a value beyond float32's range"
-        )
-    zero = np.flatnonzero(~matrix.any(axis=1))
-    if zero.size:
-        raise ValueError(f"records[{int(zero[0])}].vector is all zeros at float32 precision")
-    return matrix
+    return check_rows([record.vector for record in records], dimension)
+
+
+def check_metadata(metadata: object, field: str) -> dict[str, Any]:
+    """A private copy of `metadata`, checked to be a plain JSON object every store can hold.
+
+    Checked at the store's edge, not only where a record was built: a
+    record's `metadata` dict can be changed after it was validated.
+
+    Raises:
+        ValueError: `metadata` is not a dict of plain JSON; `field` names it.
+    """
+    if is_plain_json(metadata):  # the silent walk; `check_json` explains a refusal
+        return copy_json(metadata)  # type: ignore[arg-type]
+    if not isinstance(metadata, dict):
+        raise ValueError(f"{field} must be a dict, got {type(metadata).__name__}")
+    try:
+        return copy_json(check_json(metadata, field=field))
+    except RecursionError as exc:
+        raise ValueError(f"{field} is nested too deeply (or contains itself)") from exc
 
 
 def check_query(
-    vector: Sequence[float],
+    vector: VectorLike,
     dimension: int,
     *,
     k: int,
@@ -148,7 +217,7 @@ def search_exactly(
 
     Args:
         matrix: One stored vector per row, exactly as many rows as `ids`.
-        norms: The float32 norm of each row.
+        norms: Each row's length (`row_norms`).
         type_codes: Each row's entity type code, `NO_TYPE` for none.
         ids: Each row's entity id.
         metadata: Returns a row's metadata as a copy the caller may keep; it is
@@ -161,7 +230,7 @@ def search_exactly(
     if k == 0 or not len(ids) or (allowed_types is not None and not allowed_types):
         return []
     rows = _candidates(matrix, norms, type_codes, query, k, allowed_types, min_score)
-    return _rank_exactly(matrix, ids, metadata, query, rows, k, min_score)
+    return rank_rows(matrix, ids, metadata, query, rows, k, min_score)
 
 
 def _candidates(
@@ -175,8 +244,9 @@ def _candidates(
 ) -> NDArray[np.intp]:
     """Rows that may be in the top `k`: the float32 pass, with a rounding margin."""
     size = len(matrix)
-    cosines = matrix @ query.astype(np.float32)
-    cosines /= norms * np.float32(np.linalg.norm(query))
+    # A unit query keeps every product within a stored row's (float32) length.
+    cosines = matrix @ (query / np.linalg.norm(query)).astype(np.float32)
+    cosines /= norms
     margin = np.float32(4 * matrix.shape[1] * _FLOAT32_EPSILON)
     allowed: NDArray[np.bool_] | None = None
     if allowed_types is not None:
@@ -197,7 +267,7 @@ def _candidates(
     return np.flatnonzero(cosines > -np.inf)
 
 
-def _rank_exactly(
+def rank_rows(
     matrix: NDArray[np.float32],
     ids: Sequence[EntityId],
     metadata: Callable[[int], dict[str, Any]],
@@ -206,17 +276,24 @@ def _rank_exactly(
     k: int,
     min_score: float | None,
 ) -> list[VectorMatch]:
-    """Rescore `rows` in float64, row by row, and order them totally."""
-    query_norm = math.sqrt(float(query @ query))
-    scored: list[tuple[float, str, int]] = []
-    for row in rows.tolist():
-        stored = matrix[row].astype(np.float64)
-        cosine = float(stored @ query) / (math.sqrt(float(stored @ stored)) * query_norm)
-        score = cosine_to_score(cosine)
-        if min_score is None or score >= min_score:
-            scored.append((-score, str(ids[row]), row))
-    scored.sort()
+    """Rescore `rows` in float64 and order them totally: the best `k` of them as matches.
+
+    Each sum runs along one row with numpy's pairwise summation, whose order
+    depends only on the row's length, so equal rows score exactly equally.
+    """
+    candidates = matrix[rows].astype(np.float64)
+    query_norm = math.sqrt(float((query * query).sum()))
+    cosines = (candidates * query).sum(axis=1)
+    cosines /= np.sqrt((candidates * candidates).sum(axis=1)) * query_norm
+    scores = np.clip((1.0 + cosines) / 2.0, 0.0, 1.0)
+    kept = np.arange(len(rows)) if min_score is None else np.flatnonzero(scores >= min_score)
+    scored = sorted(
+        (-float(scores[index]), str(ids[row]), row)
+        for index, row in zip(kept.tolist(), rows[kept].tolist(), strict=True)
+    )
+    # Built without re-validation: each score is already clipped to 0..1 and
+    # each metadata dict is a fresh copy.
     return [
-        VectorMatch(entity_id=ids[row], score=-negative_score, metadata=metadata(row))
-        for negative_score, _, row in scored[:k]
+        VectorMatch.model_construct(entity_id=ids[row], score=-negative, metadata=metadata(row))
+        for negative, _, row in scored[:k]
     ]

@@ -293,6 +293,11 @@ class RevalidatingGraph:
     ) -> list[Entity]:
         return self._fresh(await self._inner.neighbors(entity_id, tenant_id, depth=depth))
 
+    async def resolve(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, EntityId]:
+        return await self._inner.resolve(entity_ids, tenant_id)
+
 
 async def test_entities_are_compared_by_equality_not_identity() -> None:
     """Equal, distinct objects from every read must still be recognised as one.

@@ -26,7 +26,7 @@ def test_the_demo_shows_each_channel_doing_its_job(
     assert namespace["run"](data, tmp_path / "demo.db") == 0
 
     printed = capsys.readouterr().out
-    firsts = [line.split()[1] for line in printed.splitlines() if line.startswith("  1  ")]
+    firsts = [line.split()[1] for line in printed.splitlines() if line.startswith("1  ")]
     # Philadelfia, Johanesburg (misspelled), capital of Japan, Peking (semantic),
     # Peking (lexical: Beijing's alias "Pekin" is one letter from it).
     assert firsts == ["Philadelphia", "Johannesburg", "Tokyo", "Beijing", "Beijing"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -16,6 +18,9 @@ from redstring.domain.names import (
 )
 from redstring.domain.normalization import fold_name, normalize_name
 from redstring.testing.factories import make_entity
+
+if TYPE_CHECKING:
+    from redstring.domain.entity import Entity
 
 
 @pytest.mark.parametrize(
@@ -112,3 +117,30 @@ def test_a_huge_query_is_scored_from_its_first_characters() -> None:
     entity = make_entity(name="Ada Lovelace")
     huge = "Ada Lovelace" + "x" * 1_000_000
     assert lexical_score(huge, entity) == lexical_score(huge[:MAX_NAME_CHARS], entity)
+
+
+def _units_of_every_name(entity: Entity) -> frozenset[str]:
+    """The definition `entity_name_units` must match: each name's units, unioned."""
+    units: set[str] = set()
+    for name in entity_names(entity):
+        units |= name_units(name)
+    return frozenset(units)
+
+
+_NAMES = st.text(
+    alphabet=st.sampled_from(["a", "B", "é", "\u0301", " ", "\t", "\u00a0", "ß", "K", "-", "x"]),
+    min_size=1,
+    max_size=300,
+).filter(lambda name: not name.isspace())
+
+
+@given(_NAMES, st.none() | _NAMES)
+@example(" " * 252 + "ada lovelace", None)  # normalizing moves words past the cut
+@example("Ada Lovelace", "zed")  # a normalized name unlike the name is indexed
+@example("ADA", None)
+def test_entity_units_are_the_union_of_each_names_units(name: str, normalized: str | None) -> None:
+    entity = make_entity(name=name)
+    if normalized is not None:
+        entity = entity.model_copy(update={"normalized_name": normalized})
+    assert entity_name_units(entity) == _units_of_every_name(entity)
+    assert entity_name_units(entity) >= name_units(name)

@@ -6,7 +6,13 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from redstring.domain.ids import EntityId
-from redstring.domain.vector import VectorMatch, VectorRecord, cosine_similarity, cosine_to_score
+from redstring.domain.vector import (
+    Vector,
+    VectorMatch,
+    VectorRecord,
+    cosine_similarity,
+    cosine_to_score,
+)
 from redstring.testing.factories import TENANT
 
 #: Components whose squares neither overflow nor underflow, so the exact cosine is representable.
@@ -171,3 +177,92 @@ def test_records_and_matches_are_frozen_and_refuse_unknown_fields() -> None:
         match.score = 0.9  # type: ignore[misc]
     with pytest.raises(ValueError, match="distance"):
         VectorMatch(entity_id=EntityId(uuid4()), score=0.5, distance=0.5)  # type: ignore[call-arg]
+
+
+# -- Vector: what a record holds ---------------------------------------------------
+
+
+def test_a_float32_array_is_kept_as_float32_and_a_list_as_float64() -> None:
+    import numpy as np
+
+    matrix = np.arange(6, dtype=np.float32).reshape(2, 3)
+    row, column = Vector(matrix[1]), Vector(matrix[:, 1])
+    assert row.itemsize == 4
+    assert row == [3.0, 4.0, 5.0]
+    assert column == [1.0, 4.0]
+    assert np.asarray(row).dtype == np.float32
+    listed = Vector([1e308, 1e-320, 2])
+    assert listed.itemsize == 8
+    assert listed == [1e308, 1e-320, 2.0]
+    assert Vector(np.array([0.1, 0.2])) == [0.1, 0.2]
+    assert Vector(np.arange(3, dtype=np.uint8)) == [0.0, 1.0, 2.0]
+
+
+def test_a_vector_reads_like_a_sequence_and_cannot_be_changed() -> None:
+    import numpy as np
+
+    source = np.ones(3, dtype=np.float32)
+    vector = Vector(source)
+    source[0] = 9.0
+    assert (len(vector), vector[0], vector[-1], vector[1:], list(vector)) == (
+        3,
+        1.0,
+        1.0,
+        [1.0, 1.0],
+        [1.0, 1.0, 1.0],
+    )
+    assert vector == (1.0, 1.0, 1.0)
+    assert vector == Vector([1.0, 1.0, 1.0])
+    assert vector != [1.0, 1.0]
+    assert vector != [1.0, 1.0, 2.0]
+    assert vector != "abc"
+    assert repr(vector) == "Vector([1.0, 1.0, 1.0])"
+    assert Vector(vector) == vector
+    with pytest.raises(TypeError):
+        vector[0] = 2.0  # type: ignore[index]
+    with pytest.raises(ValueError, match="read-only"):
+        np.asarray(vector)[0] = 2.0
+    with pytest.raises(TypeError):
+        hash(vector)
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        pytest.param("0.5", "sequence of floats", id="str"),
+        pytest.param(b"\x00\x00\x80?", "sequence of floats", id="bytes"),
+        pytest.param({"a": 1.0}, "sequence of floats", id="dict"),
+        pytest.param(None, "sequence of floats", id="none"),
+        pytest.param(3.0, "sequence of floats", id="scalar"),
+        pytest.param([[1.0], [2.0]], "real numbers", id="nested"),
+        pytest.param([1.0, "2"], "real numbers", id="a-string-item"),
+        pytest.param(memoryview(b"ab").cast("c"), "numbers, not format 'c'", id="char-buffer"),
+    ],
+)
+def test_what_is_not_flat_numbers_is_refused_naming_why(bad: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Vector(bad)  # type: ignore[arg-type]
+
+
+def test_a_buffer_that_is_not_one_dimensional_or_not_numbers_is_refused() -> None:
+    import numpy as np
+
+    with pytest.raises(ValueError, match=r"one-dimensional, got shape \(2, 2\)"):
+        Vector(np.zeros((2, 2), dtype=np.float32))
+    with pytest.raises(ValueError, match="not format '\\?'"):
+        Vector(np.array([True, False]))
+
+
+def test_a_record_takes_an_array_and_round_trips_through_json_as_a_list() -> None:
+    import numpy as np
+
+    record = VectorRecord(
+        entity_id=EntityId(uuid4()), tenant_id=TENANT, vector=np.ones(2, dtype=np.float32)
+    )
+    assert isinstance(record.vector, Vector)
+    assert record.model_dump()["vector"] == [1.0, 1.0]
+    text = record.model_dump_json()
+    assert '"vector":[1.0,1.0]' in text
+    assert VectorRecord.model_validate_json(text) == record
+    with pytest.raises(ValueError, match="sequence of floats"):
+        VectorRecord(entity_id=EntityId(uuid4()), tenant_id=TENANT, vector="1.0")  # type: ignore[arg-type]

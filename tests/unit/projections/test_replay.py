@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from redstring.domain.events import DocumentExtracted
+from redstring.domain.events import DocumentExtracted, EntitiesEmbedded
 from redstring.domain.ids import EntityId
 from redstring.domain.vector import VectorRecord
 from redstring.events.adapters.memory import InMemoryEventLog
@@ -77,7 +77,7 @@ class Oracle:
                     self.entities[entity.tenant_id, entity.id] = entity
                 for relationship in event.relationships:
                     self.relationships[relationship.tenant_id, relationship.id] = relationship
-            else:
+            elif isinstance(event, EntitiesEmbedded):
                 for record in event.records:
                     self.vectors[record.tenant_id, record.entity_id] = record
 
@@ -108,7 +108,7 @@ class Oracle:
             scores = {match.entity_id: match.score for match in seen[f"{tenant_id} search"]}
             assert scores == pytest.approx(
                 {
-                    entity_id: self.score(record.vector)
+                    entity_id: self.score(record.vector.tolist())
                     for (owner, entity_id), record in self.vectors.items()
                     if owner == tenant_id
                 }

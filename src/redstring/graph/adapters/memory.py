@@ -18,6 +18,7 @@ import numpy as np
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.json_safety import copy_json
+from redstring.domain.merging import check_merge, repoint
 from redstring.domain.names import (
     MIN_SHARED_UNITS,
     NAME_CANDIDATE_LIMIT,
@@ -59,6 +60,27 @@ def _copy_entity(entity: Entity) -> Entity:
     """
     state = entity.__dict__.copy()
     state["properties"] = copy_json(state["properties"]) if state["properties"] else {}
+    copy = Entity.__new__(Entity)
+    _set_attribute(copy, "__dict__", state)
+    _set_attribute(copy, "__pydantic_fields_set__", set(entity.__pydantic_fields_set__))
+    _set_attribute(copy, "__pydantic_extra__", None)
+    _set_attribute(copy, "__pydantic_private__", None)
+    return copy
+
+
+#: The `properties` of every stored entity that has none. The store never
+#: changes a stored entity's properties and hands out only copies, so one
+#: empty dict can stand for all of them (a dict per entity is one more object
+#: for the garbage collector to walk).
+_NO_PROPERTIES: Final[dict[str, object]] = {}
+
+
+def _stored_copy(entity: Entity) -> Entity:
+    """`_copy_entity`, for the store's own copy: an empty `properties` is shared."""
+    if entity.properties:
+        return _copy_entity(entity)
+    state = entity.__dict__.copy()
+    state["properties"] = _NO_PROPERTIES
     copy = Entity.__new__(Entity)
     _set_attribute(copy, "__dict__", state)
     _set_attribute(copy, "__pydantic_fields_set__", set(entity.__pydantic_fields_set__))
@@ -156,7 +178,15 @@ class _NameIndex:
 class _Tenant:
     """One tenant's entities, relationships and indexes."""
 
-    __slots__ = ("adjacency", "by_key", "by_name", "entities", "names", "relationships")
+    __slots__ = (
+        "adjacency",
+        "by_key",
+        "by_name",
+        "entities",
+        "names",
+        "redirects",
+        "relationships",
+    )
 
     def __init__(self) -> None:
         self.entities: dict[EntityId, Entity] = {}
@@ -165,6 +195,14 @@ class _Tenant:
         self.names = _NameIndex()
         self.relationships: dict[RelationshipId, Relationship] = {}
         self.adjacency: defaultdict[EntityId, set[RelationshipId]] = defaultdict(set)
+        self.redirects: dict[EntityId, EntityId] = {}
+
+    def resolve(self, entity_id: EntityId) -> EntityId:
+        seen = {entity_id}
+        while (target := self.redirects.get(entity_id)) is not None and target not in seen:
+            seen.add(target)
+            entity_id = target
+        return entity_id
 
     def put_entity(self, entity: Entity) -> None:
         previous = self.entities.get(entity.id)
@@ -190,6 +228,21 @@ class _Tenant:
         self.relationships[relationship.id] = relationship
         self.adjacency[relationship.source_entity_id].add(relationship.id)
         self.adjacency[relationship.target_entity_id].add(relationship.id)
+
+    def remove_entity(self, entity_id: EntityId) -> bool:
+        entity = self.entities.pop(entity_id, None)
+        if entity is None:
+            return False
+        for key in entity.blocking_keys or ():
+            self._unindex(self.by_key, key, entity_id)
+        self._unindex(self.by_name, normalize_name(entity.name), entity_id)
+        self.names.remove(entity_id)
+        for relationship_id in self.adjacency.pop(entity_id, set()):
+            relationship = self.relationships.pop(relationship_id)
+            for endpoint in (relationship.source_entity_id, relationship.target_entity_id):
+                if endpoint != entity_id:
+                    self.adjacency[endpoint].discard(relationship_id)
+        return True
 
     @staticmethod
     def _unindex(index: defaultdict[str, set[EntityId]], key: str, entity_id: EntityId) -> None:
@@ -227,7 +280,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Store a copy of each entity; a later one with the same key wins."""
-        copies = [_copy_entity(entity) for entity in check_entities(entities)]
+        copies = [_stored_copy(entity) for entity in check_entities(entities)]
         for entity in copies:
             self._tenant(entity.tenant_id).put_entity(entity)
 
@@ -245,6 +298,40 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         for relationship in relationships:
             self._tenant(relationship.tenant_id).put_relationship(_copy_relationship(relationship))
 
+    async def merge_entities(self, canonical: Entity, merged_ids: Sequence[EntityId]) -> None:
+        """Absorb `merged_ids` into `canonical`; see `GraphMerge.merge_entities`."""
+        [canonical] = check_entities([canonical], argument="canonical")
+        merged = check_merge(canonical.id, merged_ids)
+        tenant = self._tenant(canonical.tenant_id)
+        if canonical.id in tenant.redirects:
+            raise ValueError(f"canonical {canonical.id} is itself merged into another entity")
+        absorbed = [entity_id for entity_id in merged if entity_id in tenant.entities]
+        for entity_id in merged:
+            if entity_id not in tenant.entities and tenant.resolve(entity_id) != canonical.id:
+                raise MissingEntityError(entity_id=entity_id, tenant_id=canonical.tenant_id)
+        tenant.put_entity(_copy_entity(canonical))
+        for entity_id in absorbed:
+            for relationship_id in sorted(tenant.adjacency.get(entity_id, set()), key=str):
+                relationship = tenant.relationships[relationship_id]
+                tenant.put_relationship(repoint(relationship, entity_id, canonical.id))
+            tenant.adjacency.pop(entity_id, None)
+            tenant.remove_entity(entity_id)
+            tenant.redirects[entity_id] = canonical.id
+
+    async def unmerge_entities(self, merged_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        """Forget that `merged_ids` resolve elsewhere; see `GraphMerge.unmerge_entities`."""
+        check_entity_ids(merged_ids, argument="merged_ids"), check_tenant_id(tenant_id)
+        tenant = self._tenants.get(tenant_id)
+        for entity_id in merged_ids:
+            if tenant is not None:
+                tenant.redirects.pop(entity_id, None)
+
+    async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
+        """Remove the entity, its keys and its relationships; `True` if it was there."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        tenant = self._tenants.get(tenant_id)
+        return tenant is not None and tenant.remove_entity(entity_id)
+
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove the tenant entirely; return how many entities it held."""
         check_tenant_id(tenant_id)
@@ -254,22 +341,23 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
     # -- reads ----------------------------------------------------------------
 
     async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
-        """A copy of the entity, or `None`."""
+        """A copy of the entity (the canonical one for a merged id), or `None`."""
         check_entity_id(entity_id), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
-        entity = None if tenant is None else tenant.entities.get(entity_id)
+        entity = None if tenant is None else tenant.entities.get(tenant.resolve(entity_id))
         return None if entity is None else _copy_entity(entity)
 
     async def get_entities(
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId
     ) -> list[Entity]:
-        """Copies of the entities held among `entity_ids`, each once, in request order."""
+        """Copies of the entities held among `entity_ids` (merged ids followed), each once."""
         check_entity_ids(entity_ids), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
         found: dict[EntityId, Entity] = {}
-        for entity_id in entity_ids:
+        for requested in entity_ids:
+            entity_id = tenant.resolve(requested)
             entity = tenant.entities.get(entity_id)
             if entity is not None and entity_id not in found:
                 found[entity_id] = _copy_entity(entity)
@@ -319,6 +407,18 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
             held = (tenant.entities[entity_id] for entity_id in tenant.by_key.get(key, ()))
             result[key] = [_copy_entity(entity) for entity in _by_id_string(held)]
         return result
+
+    async def resolve(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, EntityId]:
+        """Each id's canonical id; itself when it was never merged."""
+        requested = check_entity_ids(entity_ids)
+        check_tenant_id(tenant_id)
+        tenant = self._tenants.get(tenant_id)
+        return {
+            entity_id: entity_id if tenant is None else tenant.resolve(entity_id)
+            for entity_id in requested
+        }
 
     async def find_name_candidates(
         self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT

@@ -17,17 +17,17 @@ bound parameter. Needs the `postgres` extra. Design: ADR 0031.
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.ids import EntityId
-from redstring.domain.json_safety import copy_json
+from redstring.domain.limits import MAX_CACHE_SIZE
+from redstring.domain.merging import check_merge
 from redstring.domain.names import (
-    MIN_SHARED_UNITS,
     NAME_CANDIDATE_LIMIT,
-    entity_name_units,
     query_name_units,
 )
 from redstring.domain.normalization import normalize_name
@@ -37,6 +37,7 @@ from redstring.domain.validation import (
     check_entities,
     check_entity_id,
     check_entity_ids,
+    check_integer,
     check_limit,
     check_names,
     check_optional_limit,
@@ -45,7 +46,8 @@ from redstring.domain.validation import (
     check_relationships,
     check_tenant_id,
 )
-from redstring.graph.stored import entity_from_json
+from redstring.graph.name_index import NameIndex
+from redstring.graph.stored import copy_entity, entity_from_json
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
 from redstring.storage.adapters.postgres import (
@@ -102,11 +104,18 @@ _TABLES: Final = (
         ON {schema}.graph_relationships (tenant_id, source_entity_id)""",
     """CREATE INDEX graph_relationships_by_target
         ON {schema}.graph_relationships (tenant_id, target_entity_id)""",
-    """CREATE TABLE {schema}.graph_name_units (
+    """CREATE INDEX graph_entities_by_revision
+        ON {schema}.graph_entities (tenant_id, revision)""",
+    """CREATE TABLE {schema}.graph_tenants (
+        tenant_id uuid PRIMARY KEY,
+        generation bigint NOT NULL DEFAULT 0,
+        reset bigint NOT NULL DEFAULT 0
+    )""",
+    """CREATE TABLE {schema}.graph_deletions (
         tenant_id uuid NOT NULL,
-        unit text NOT NULL,
         entity_id uuid NOT NULL,
-        PRIMARY KEY (tenant_id, unit, entity_id)
+        revision bigint NOT NULL,
+        PRIMARY KEY (tenant_id, entity_id)
     )""",
     """CREATE TABLE {schema}.graph_merges (
         tenant_id uuid NOT NULL,
@@ -138,21 +147,30 @@ class _Sql:
                 entity_type = excluded.entity_type,
                 body = excluded.body,
                 revision = excluded.revision"""  # a fresh nextval, the column default
-        self.delete_units = f"""
-            DELETE FROM {s}.graph_name_units
+        sequence = f"{s}.graph_entity_revisions"
+        # Writers of one tenant take turns on its row, so its revisions commit in order.
+        self.lock_tenant = f"""
+            INSERT INTO {s}.graph_tenants (tenant_id) VALUES ($1)
+            ON CONFLICT (tenant_id) DO UPDATE SET generation = {s}.graph_tenants.generation"""
+        self.bump = f"""
+            UPDATE {s}.graph_tenants SET generation = nextval('{sequence}')
+            WHERE tenant_id = $1"""
+        self.purge_generation = f"""
+            UPDATE {s}.graph_tenants SET generation = fresh.value, reset = fresh.value
+            FROM (SELECT nextval('{sequence}') AS value) AS fresh WHERE tenant_id = $1"""
+        self.generation = f"SELECT generation, reset FROM {s}.graph_tenants WHERE tenant_id = $1"
+        self.forget_deletions = f"""
+            DELETE FROM {s}.graph_deletions
             WHERE tenant_id = $1 AND entity_id = ANY($2::uuid[])"""
-        self.insert_units = f"""
-            INSERT INTO {s}.graph_name_units (tenant_id, unit, entity_id)
-            SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[])"""
-        self.name_candidates = f"""
-            SELECT c.entity_id, e.revision FROM (
-                SELECT entity_id, count(*) AS shared FROM {s}.graph_name_units
-                WHERE tenant_id = $1 AND unit = ANY($2::text[])
-                GROUP BY entity_id HAVING count(*) >= $3
-                ORDER BY shared DESC, entity_id LIMIT $4
-            ) AS c
-            JOIN {s}.graph_entities AS e ON e.tenant_id = $1 AND e.id = c.entity_id
-            ORDER BY c.shared DESC, c.entity_id"""
+        self.record_deletions = f"""
+            INSERT INTO {s}.graph_deletions (tenant_id, entity_id, revision)
+            SELECT $1, gone, nextval('{sequence}') FROM unnest($2::uuid[]) AS deleted (gone)
+            ON CONFLICT (tenant_id, entity_id) DO UPDATE SET revision = excluded.revision"""
+        self.rows_since = f"""
+            SELECT id, revision, body FROM {s}.graph_entities
+            WHERE tenant_id = $1 AND revision > $2"""
+        self.deletions_since = f"""
+            SELECT entity_id FROM {s}.graph_deletions WHERE tenant_id = $1 AND revision > $2"""
         self.insert_keys = f"""
             INSERT INTO {s}.graph_entity_keys (tenant_id, key, entity_id)
             SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[])"""
@@ -172,7 +190,7 @@ class _Sql:
                 body = excluded.body"""
         self.delete_tenant = (
             f"DELETE FROM {s}.graph_merges WHERE tenant_id = $1",
-            f"DELETE FROM {s}.graph_name_units WHERE tenant_id = $1",
+            f"DELETE FROM {s}.graph_deletions WHERE tenant_id = $1",
             f"DELETE FROM {s}.graph_relationships WHERE tenant_id = $1",
             f"DELETE FROM {s}.graph_entity_keys WHERE tenant_id = $1",
         )
@@ -184,7 +202,6 @@ class _Sql:
             f"""DELETE FROM {s}.graph_relationships
             WHERE tenant_id = $1 AND (source_entity_id = $2 OR target_entity_id = $2)""",
             f"DELETE FROM {s}.graph_entity_keys WHERE tenant_id = $1 AND entity_id = $2",
-            f"DELETE FROM {s}.graph_name_units WHERE tenant_id = $1 AND entity_id = $2",
             f"DELETE FROM {s}.graph_entities WHERE tenant_id = $1 AND id = $2",
         )
         self.entities_by_id = (
@@ -220,7 +237,6 @@ class _Sql:
               AND (source_entity_id = ANY($2::uuid[]) OR target_entity_id = ANY($2::uuid[]))"""
         self.drop_absorbed = (
             self.delete_keys,
-            self.delete_units,
             f"DELETE FROM {s}.graph_entities WHERE tenant_id = $1 AND id = ANY($2::uuid[])",
         )
         self.record_merges = f"""
@@ -274,22 +290,6 @@ class _Sql:
 DEFAULT_CACHE_SIZE: Final = 200_000
 
 
-def _check_merge(canonical_id: EntityId, merged_ids: Sequence[EntityId]) -> list[EntityId]:
-    """The merged ids as a list, or `ValueError` naming what is wrong with them."""
-    merged = list(check_entity_ids(merged_ids, argument="merged_ids"))
-    if not merged:
-        raise ValueError("merged_ids must not be empty")
-    if len(set(merged)) != len(merged):
-        raise ValueError(f"merged_ids repeats an id: {[str(entity_id) for entity_id in merged]}")
-    if canonical_id in merged:
-        raise ValueError(f"merged_ids holds the canonical id {canonical_id}")
-    return merged
-
-
-def _copy_entity(entity: Entity) -> Entity:
-    return entity.model_copy(update={"properties": copy_json(entity.properties)})
-
-
 def _chunks[T](items: Sequence[T]) -> list[Sequence[T]]:
     return [items[start : start + _CHUNK] for start in range(0, len(items), _CHUNK)]
 
@@ -337,12 +337,13 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
             store="postgres graph store",
             resource=f"{type(self).__name__}(schema={schema!r})",
         )
-        if isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size < 0:
-            raise ValueError(f"cache_size must be a non-negative integer, got {cache_size!r}")
+        check_integer(cache_size, argument="cache_size", minimum=0, maximum=MAX_CACHE_SIZE)
         self._sql = _Sql(self._client.schema)
         self._ready = False
         self._cache_size = cache_size
         self._held: dict[tuple[TenantId, EntityId], tuple[int, Entity]] = {}
+        self._names: dict[TenantId, tuple[int, NameIndex]] = {}
+        self._refreshing: dict[TenantId, asyncio.Lock] = {}
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
@@ -354,6 +355,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
     async def _release(self) -> None:
         """Close the pool if the store opened it, and drop held entities."""
         self._held.clear()
+        self._names.clear()
         await self._client.close()
 
     async def _prepare(self) -> PostgresClient:
@@ -380,10 +382,15 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         if not latest:
             return
         latest.sort(key=lambda entity: (str(entity.tenant_id), str(entity.id)))
+        tenants = sorted({entity.tenant_id for entity in latest}, key=str)
         client = await self._prepare()
         async with client.transaction() as connection:
+            for tenant_id in tenants:
+                await connection.execute(self._sql.lock_tenant, tenant_id)
             for chunk in _chunks(latest):
                 await self._write_entities(connection, chunk)
+            for tenant_id in tenants:
+                await connection.execute(self._sql.bump, tenant_id)
 
     async def _write_entities(self, connection: Connection, entities: Sequence[Entity]) -> None:
         tenants = [entity.tenant_id for entity in entities]
@@ -393,7 +400,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
             by_tenant[entity.tenant_id].append(entity.id)
         for tenant_id, tenant_ids in by_tenant.items():
             await connection.execute(self._sql.delete_keys, tenant_id, tenant_ids)
-            await connection.execute(self._sql.delete_units, tenant_id, tenant_ids)
+            await connection.execute(self._sql.forget_deletions, tenant_id, tenant_ids)
         await connection.execute(
             self._sql.upsert_entities,
             tenants,
@@ -410,14 +417,6 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         if keyed:
             key_tenants, keys, key_ids = zip(*keyed, strict=True)
             await connection.execute(self._sql.insert_keys, key_tenants, keys, key_ids)
-        named = [
-            (entity.tenant_id, unit, entity.id)
-            for entity in entities
-            for unit in sorted(entity_name_units(entity))
-        ]
-        if named:
-            unit_tenants, units, unit_ids = zip(*named, strict=True)
-            await connection.execute(self._sql.insert_units, unit_tenants, units, unit_ids)
 
     async def upsert_relationship(self, relationship: Relationship) -> None:
         """Store the relationship.
@@ -481,10 +480,13 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         check_entity_id(entity_id), check_tenant_id(tenant_id)
         client = await self._prepare()
         async with client.transaction() as connection:
+            await connection.execute(self._sql.lock_tenant, tenant_id)
             if await connection.fetchval(self._sql.lock_entity, tenant_id, entity_id) is None:
                 return False
             for statement in self._sql.delete_entity:
                 await connection.execute(statement, tenant_id, entity_id)
+            await connection.execute(self._sql.record_deletions, tenant_id, [entity_id])
+            await connection.execute(self._sql.bump, tenant_id)
         self._held.pop((tenant_id, entity_id), None)
         return True
 
@@ -504,13 +506,14 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
                 `canonical`. Nothing is written.
         """
         [entity] = check_entities([canonical], argument="canonical")
-        merged = _check_merge(entity.id, merged_ids)
+        merged = check_merge(entity.id, merged_ids)
         tenant_id = entity.tenant_id
         client = await self._prepare()
         async with client.transaction() as connection:
             await connection.execute(
                 "SELECT pg_advisory_xact_lock(hashtext($1))", f"merge {tenant_id}"
             )
+            await connection.execute(self._sql.lock_tenant, tenant_id)
             ends = {
                 row[0]: row[1]
                 for row in await connection.fetch(
@@ -530,6 +533,8 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
             absorbed = sorted((EntityId(UUID(bytes=each.bytes)) for each in held), key=str)
             if absorbed:
                 await self._absorb(connection, entity, absorbed)
+                await connection.execute(self._sql.record_deletions, tenant_id, absorbed)
+            await connection.execute(self._sql.bump, tenant_id)
         for entity_id in merged:
             self._held.pop((tenant_id, entity_id), None)
 
@@ -585,9 +590,11 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         check_tenant_id(tenant_id)
         client = await self._prepare()
         async with client.transaction() as connection:
+            await connection.execute(self._sql.lock_tenant, tenant_id)
             for statement in self._sql.delete_tenant:
                 await connection.execute(statement, tenant_id)
             status = await connection.execute(self._sql.delete_tenant_entities, tenant_id)
+            await connection.execute(self._sql.purge_generation, tenant_id)
         return int(status.rsplit(" ", 1)[-1])
 
     # -- reads ----------------------------------------------------------------
@@ -672,7 +679,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
                 tenant_id, self._sql.by_keys, (tenant_id, list(result)), tuple
             )
         for key, entity_id, _ in rows:
-            result[key].append(_copy_entity(found[entity_id]))
+            result[key].append(copy_entity(found[entity_id]))
         return result
 
     def _held_at(self, tenant_id: TenantId, rows: Sequence[Any]) -> dict[EntityId, Entity]:
@@ -706,6 +713,15 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
             self._hold(tenant_id, entity_id, revision, found[entity_id])
         return rows, found
 
+    def _parsed(self, tenant_id: TenantId, entity_id: EntityId, revision: int, body: str) -> Entity:
+        """The entity `body` holds, parsed unless it is held at `revision` already."""
+        held = self._held.get((tenant_id, entity_id))
+        if held is not None and held[0] == revision:
+            return held[1]
+        entity = entity_from_json(body)
+        self._hold(tenant_id, entity_id, revision, entity)
+        return entity
+
     def _hold(
         self, tenant_id: TenantId, entity_id: EntityId, revision: int, entity: Entity
     ) -> None:
@@ -719,26 +735,74 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
     async def find_name_candidates(
         self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
     ) -> list[Entity]:
-        """The entities sharing the most name units with `query`, best first, in one query.
+        """The entities sharing the most name units with `query`, best first.
 
-        The units of `redstring.domain.names` are indexed in a table of their
-        own, so the count is exactly the in-memory store's. Entities held at
-        their current revision are not fetched again. See
-        `NameCandidateReader.find_name_candidates` for the contract.
+        Counted in process on the tenant's name index, which this store holds
+        and brings up to what the database has committed before each lookup
+        (one round trip when nothing changed), so the count is exactly the
+        in-memory store's. Only candidates not held parsed at their indexed
+        revision are fetched. See `NameCandidateReader.find_name_candidates`
+        for the contract.
         """
         check_tenant_id(tenant_id)
         check_limit(limit)
         units = query_name_units(query)
         if not units or limit == 0:
             return []
-        arguments = (tenant_id, units, MIN_SHARED_UNITS, limit)
-        rows = await self._fetch(self._sql.name_candidates, *arguments)
-        found = self._held_at(tenant_id, [(None, *row) for row in rows])
-        if len(found) < len(rows):
-            rows, found = await self._fetch_missing(
-                tenant_id, self._sql.name_candidates, arguments, lambda row: (None, *row)
-            )
-        return [_copy_entity(found[row[0]]) for row in rows]
+        index = await self._names_of(tenant_id)
+        ids = index.find(units, limit)
+        found: dict[EntityId, Entity] = {}
+        missing: list[EntityId] = []
+        for entity_id in ids:
+            held = self._held.get((tenant_id, entity_id))
+            if held is not None and held[0] == index.revision_of(entity_id):
+                found[entity_id] = held[1]
+            else:
+                missing.append(entity_id)
+        if missing:
+            for row_id, revision, body in await self._fetch(
+                self._sql.revisions_by_id, tenant_id, missing
+            ):
+                entity_id = EntityId(UUID(bytes=row_id.bytes))
+                found[entity_id] = self._parsed(tenant_id, entity_id, revision, body)
+        # An id another writer deleted since the index was brought up is left out.
+        return [copy_entity(found[entity_id]) for entity_id in ids if entity_id in found]
+
+    async def _names_of(self, tenant_id: TenantId) -> NameIndex:
+        """The tenant's name index, brought up to what the database has committed."""
+        rows = await self._fetch(self._sql.generation, tenant_id)
+        generation = int(rows[0][0]) if rows else 0
+        held = self._names.get(tenant_id)
+        if held is not None and held[0] == generation:
+            return held[1]
+        lock = self._refreshing.setdefault(tenant_id, asyncio.Lock())
+        async with lock:
+            held = self._names.get(tenant_id)
+            if held is None or held[0] < generation:
+                held = await self._refresh_names(tenant_id, held)
+        return held[1]
+
+    async def _refresh_names(
+        self, tenant_id: TenantId, held: tuple[int, NameIndex] | None
+    ) -> tuple[int, NameIndex]:
+        """Fetch what changed since `held` (everything, if it is `None` or was purged)."""
+        client = await self._prepare()
+        async with client.transaction(isolation="repeatable_read", readonly=True) as connection:
+            row = await connection.fetchrow(self._sql.generation, tenant_id)
+            generation, reset = (0, 0) if row is None else (int(row[0]), int(row[1]))
+            if held is None or reset > held[0]:
+                held = (0, NameIndex())
+            since, index = held
+            rows = await connection.fetch(self._sql.rows_since, tenant_id, since)
+            deleted = await connection.fetch(self._sql.deletions_since, tenant_id, since)
+        # Nothing awaits from here on, so no lookup sees a half-applied change.
+        for (entity_id,) in deleted:
+            index.remove(EntityId(UUID(bytes=entity_id.bytes)))
+        for row_id, revision, body in rows:
+            entity_id = EntityId(UUID(bytes=row_id.bytes))
+            index.put(self._parsed(tenant_id, entity_id, revision, body), revision)
+        self._names[tenant_id] = (generation, index)
+        return generation, index
 
     async def get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId

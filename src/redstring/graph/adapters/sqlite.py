@@ -20,12 +20,13 @@ so other stores may keep their own tables in the same file:
   JSON, with both endpoints indexed.
 
 Ids are stored as the text of the UUID, whose byte order is `str(id)` order.
-There are no foreign keys: the port deletes only whole tenants, and endpoints
-are checked explicitly so that `MissingEntityError` can name the missing id.
+There are no foreign keys: `delete_entity` removes an entity's keys and
+relationships itself, and endpoints are checked explicitly so that
+`MissingEntityError` can name the missing id.
 
 Every read builds new models from rows, so copy-on-read needs no copying.
 Entities are parsed without re-running `Entity`'s Python validators (see
-`redstring.graph.stored`), which keeps a blocking-key read within twice the cost
+`_entity_from_json`), which keeps a blocking-key read within twice the cost
 of the in-memory store's; relationships, read less often, are validated.
 """
 
@@ -35,9 +36,16 @@ import os  # noqa: TC003 - the public surface test resolves the signature at run
 import sqlite3
 from collections import defaultdict
 from contextlib import nullcontext
+from copy import copy
 from typing import TYPE_CHECKING, Any, Final
+from uuid import UUID
 
+from pydantic import ConfigDict, create_model
+
+from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError, StoreError
+from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.merging import check_merge, repoint
 from redstring.domain.names import (
     MIN_SHARED_UNITS,
     NAME_CANDIDATE_LIMIT,
@@ -60,7 +68,6 @@ from redstring.domain.validation import (
     check_relationships,
     check_tenant_id,
 )
-from redstring.graph.stored import entity_from_json as _entity_from_json
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
 from redstring.storage.adapters.sqlite import SqliteWorker
@@ -70,11 +77,11 @@ from redstring.storage.adapters.sqlite import write_transaction as _write_transa
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator, Sequence
 
-    from redstring.domain.entity import Entity
-    from redstring.domain.ids import EntityId, RelationshipId, TenantId
+    from redstring.domain.ids import RelationshipId
 
 #: The schema this module reads and writes, recorded in `graph_meta`.
 SCHEMA_VERSION: Final = 2
+_set_attribute: Final = object.__setattr__
 
 _NAME_UNITS_SCHEMA: Final = (
     """CREATE TABLE IF NOT EXISTS graph_name_units (
@@ -123,6 +130,15 @@ _SCHEMA: Final = (
         ON graph_relationships (tenant_id, target_entity_id)""",
 )
 
+#: Which merged id resolves to which canonical one. Created on every connect,
+#: so files written before merges existed gain it without a new schema version.
+_MERGES: Final = """CREATE TABLE IF NOT EXISTS graph_merges (
+    tenant_id TEXT NOT NULL,
+    merged_id TEXT NOT NULL,
+    canonical_id TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, merged_id)
+) WITHOUT ROWID"""
+
 _UPSERT_ENTITY: Final = """
     INSERT INTO graph_entities (tenant_id, id, normalized_name, entity_type, body)
     VALUES (?, ?, ?, ?, ?)
@@ -155,6 +171,35 @@ _UPSERT_RELATIONSHIP: Final = """
 """
 
 
+#: `Entity`'s fields, with their types, constraints and defaults, but none of
+#: its Python validators. See `_entity_from_json`.
+_STORED_FIELDS: Final[dict[str, Any]] = {
+    name: (field.annotation, copy(field)) for name, field in Entity.model_fields.items()
+}
+_StoredEntity = create_model(
+    "_StoredEntity", __config__=ConfigDict(extra="forbid"), **_STORED_FIELDS
+)
+
+
+def _entity_from_json(body: str) -> Entity:
+    """The `Entity` that this store serialized as `body`.
+
+    Every row was written from a validated `Entity`, so the model's own checks
+    (storable text, names not blank) hold already, and running its Python
+    validators again would be about three quarters of the cost of a read. So
+    the JSON is parsed against the same fields, types and constraints without
+    them, and the entity is assembled from those values the way
+    `model_construct` assembles one.
+    """
+    stored = _StoredEntity.model_validate_json(body)
+    entity = Entity.__new__(Entity)
+    _set_attribute(entity, "__dict__", stored.__dict__)
+    _set_attribute(entity, "__pydantic_fields_set__", stored.__pydantic_fields_set__)
+    _set_attribute(entity, "__pydantic_extra__", None)
+    _set_attribute(entity, "__pydantic_private__", None)
+    return entity
+
+
 def _placeholders(count: int) -> str:
     return ", ".join("?" * count)
 
@@ -167,6 +212,12 @@ def _chunks[T](items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
 def _parameter_limit(connection: sqlite3.Connection) -> int:
     """How many `?` parameters one statement may bind on this connection."""
     return connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+
+
+def _prepare(connection: sqlite3.Connection, path: str) -> None:
+    """The schema check, then the merges table, which files from before merges lack."""
+    _ensure_schema(connection, path)
+    connection.execute(_MERGES)
 
 
 def _ensure_schema(connection: sqlite3.Connection, path: str) -> None:
@@ -194,6 +245,28 @@ def _ensure_schema(connection: sqlite3.Connection, path: str) -> None:
                 reason=f"the file holds graph schema version {version}{newer}; "
                 f"this redstring reads only version {SCHEMA_VERSION}",
             )
+
+
+def _check_schema_to_read(connection: sqlite3.Connection, path: str) -> None:
+    """Refuse, without writing, a file that holds no graph or another schema version."""
+    version = _schema_version(connection)
+    if version is None:
+        raise StoreError(
+            store=f"sqlite graph store {path}", reason="the file holds no redstring graph"
+        )
+    if version < SCHEMA_VERSION:
+        raise StoreError(
+            store=f"sqlite graph store {path}",
+            reason=f"the file holds graph schema version {version}, older than this "
+            f"redstring's version {SCHEMA_VERSION}; open it once without read_only "
+            "to migrate it in place",
+        )
+    if version != SCHEMA_VERSION:
+        raise StoreError(
+            store=f"sqlite graph store {path}",
+            reason=f"the file holds graph schema version {version}; "
+            f"this redstring reads only version {SCHEMA_VERSION}",
+        )
 
 
 def _migrate_from_version_1(connection: sqlite3.Connection) -> None:
@@ -231,6 +304,11 @@ def _schema_version(connection: sqlite3.Connection) -> int | None:
 
 
 def _write_entities(connection: sqlite3.Connection, entities: Sequence[Entity]) -> None:
+    with _write_transaction(connection):
+        _put_entities(connection, entities)
+
+
+def _put_entities(connection: sqlite3.Connection, entities: Sequence[Entity]) -> None:
     latest = {(entity.tenant_id, entity.id): entity for entity in entities}
     rows: list[tuple[str, str, str, str, str]] = []
     carried: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
@@ -253,33 +331,131 @@ def _write_entities(connection: sqlite3.Connection, entities: Sequence[Entity]) 
     ids: defaultdict[str, list[str]] = defaultdict(list)
     for tenant, entity_id, *_ in rows:
         ids[tenant].append(entity_id)
+    stale_keys: list[tuple[str, str, str]] = []
+    stale_units: list[tuple[str, str, str]] = []
+    for tenant, tenant_ids in ids.items():
+        for entity_id, body in _select_by_ids(connection, "id, body", tenant, tenant_ids):
+            previous = _entity_from_json(body)
+            stale_keys.extend((tenant, key, entity_id) for key in previous.blocking_keys or ())
+            stale_units.extend((tenant, unit, entity_id) for unit in entity_name_units(previous))
+    connection.executemany(_DELETE_KEY, stale_keys)
+    connection.executemany(_DELETE_UNIT, stale_units)
+    connection.executemany(_UPSERT_ENTITY, rows)
+    keys: list[tuple[str, str, str, int]] = []
+    units: list[tuple[str, str, str, int]] = []
+    for tenant in ids:
+        row_of = dict(_select_by_ids(connection, "id, row", tenant, ids[tenant]))
+        keys.extend(
+            (tenant, key, entity_id, row_of[entity_id]) for entity_id, key in carried[tenant]
+        )
+        units.extend(
+            (tenant, unit, entity_id, row_of[entity_id]) for entity_id, unit in named[tenant]
+        )
+    keys.sort()
+    units.sort()
+    connection.executemany(_INSERT_KEY, keys)
+    connection.executemany(_INSERT_UNIT, units)
+
+
+def _resolve(
+    connection: sqlite3.Connection, tenant: str, entity_ids: Sequence[str]
+) -> dict[str, str]:
+    """Each id's canonical id, following merges of merges; itself when never merged."""
+    result = {entity_id: entity_id for entity_id in entity_ids}
+    pending = set(result.values())
+    seen = set(pending)
+    redirect: dict[str, str] = {}
+    while pending:
+        found = dict(_select_merges(connection, tenant, pending))
+        redirect.update(found)
+        pending = {target for target in found.values() if target not in seen}
+        seen |= pending
+    for entity_id in result:
+        current, hops = entity_id, {entity_id}
+        while (target := redirect.get(current)) is not None and target not in hops:
+            hops.add(target)
+            current = target
+        result[entity_id] = current
+    return result
+
+
+def _select_merges(
+    connection: sqlite3.Connection, tenant: str, entity_ids: Collection[str]
+) -> Iterator[tuple[str, str]]:
+    for chunk in _chunks(list(entity_ids), _parameter_limit(connection) - 1):
+        yield from connection.execute(
+            "SELECT merged_id, canonical_id FROM graph_merges "
+            f"WHERE tenant_id = ? AND merged_id IN ({_placeholders(len(chunk))})",
+            (tenant, *chunk),
+        )
+
+
+def _merge(connection: sqlite3.Connection, canonical: Entity, merged: Sequence[EntityId]) -> None:
+    tenant, canonical_id = str(canonical.tenant_id), str(canonical.id)
     with _write_transaction(connection):
-        stale_keys: list[tuple[str, str, str]] = []
-        stale_units: list[tuple[str, str, str]] = []
-        for tenant, tenant_ids in ids.items():
-            for entity_id, body in _select_by_ids(connection, "id, body", tenant, tenant_ids):
-                previous = _entity_from_json(body)
-                stale_keys.extend((tenant, key, entity_id) for key in previous.blocking_keys or ())
-                stale_units.extend(
-                    (tenant, unit, entity_id) for unit in entity_name_units(previous)
-                )
-        connection.executemany(_DELETE_KEY, stale_keys)
-        connection.executemany(_DELETE_UNIT, stale_units)
-        connection.executemany(_UPSERT_ENTITY, rows)
-        keys: list[tuple[str, str, str, int]] = []
-        units: list[tuple[str, str, str, int]] = []
-        for tenant in ids:
-            row_of = dict(_select_by_ids(connection, "id, row", tenant, ids[tenant]))
-            keys.extend(
-                (tenant, key, entity_id, row_of[entity_id]) for entity_id, key in carried[tenant]
+        if _resolve(connection, tenant, [canonical_id])[canonical_id] != canonical_id:
+            raise ValueError(f"canonical {canonical_id} is itself merged into another entity")
+        merged_ids = [str(entity_id) for entity_id in merged]
+        held = {entity_id for (entity_id,) in _select_by_ids(connection, "id", tenant, merged_ids)}
+        resolved = _resolve(connection, tenant, merged_ids)
+        for entity_id in merged:
+            if str(entity_id) not in held and resolved[str(entity_id)] != canonical_id:
+                raise MissingEntityError(entity_id=entity_id, tenant_id=canonical.tenant_id)
+        _put_entities(connection, [canonical])
+        absorbed = sorted(held)
+        touching: dict[str, Relationship] = {}
+        for chunk in _chunks(absorbed, (_parameter_limit(connection) - 2) // 2):
+            marks = _placeholders(len(chunk))
+            for relationship_id, body in connection.execute(
+                "SELECT id, body FROM graph_relationships WHERE tenant_id = ? AND "
+                f"(source_entity_id IN ({marks}) OR target_entity_id IN ({marks}))",
+                (tenant, *chunk, *chunk),
+            ):
+                touching[relationship_id] = Relationship.model_validate_json(body)
+        rewritten = []
+        for relationship in touching.values():
+            for entity_id in absorbed:
+                relationship = repoint(relationship, EntityId(UUID(entity_id)), canonical.id)
+            rewritten.append(relationship)
+        connection.executemany(_UPSERT_RELATIONSHIP, [_relationship_row(r) for r in rewritten])
+        for chunk in _chunks(absorbed, _parameter_limit(connection) - 1):
+            marks = _placeholders(len(chunk))
+            connection.execute(
+                f"DELETE FROM graph_entity_keys WHERE tenant_id = ? AND entity_id IN ({marks})",
+                (tenant, *chunk),
             )
-            units.extend(
-                (tenant, unit, entity_id, row_of[entity_id]) for entity_id, unit in named[tenant]
+            connection.execute(
+                f"DELETE FROM graph_name_units WHERE tenant_id = ? AND entity_id IN ({marks})",
+                (tenant, *chunk),
             )
-        keys.sort()
-        units.sort()
-        connection.executemany(_INSERT_KEY, keys)
-        connection.executemany(_INSERT_UNIT, units)
+            connection.execute(
+                f"DELETE FROM graph_entities WHERE tenant_id = ? AND id IN ({marks})",
+                (tenant, *chunk),
+            )
+        connection.executemany(
+            "INSERT INTO graph_merges (tenant_id, merged_id, canonical_id) VALUES (?, ?, ?) "
+            "ON CONFLICT (tenant_id, merged_id) DO UPDATE SET canonical_id = excluded.canonical_id",
+            [(tenant, entity_id, canonical_id) for entity_id in absorbed],
+        )
+
+
+def _unmerge(connection: sqlite3.Connection, tenant_id: TenantId, merged: Sequence[str]) -> None:
+    with _write_transaction(connection):
+        connection.executemany(
+            "DELETE FROM graph_merges WHERE tenant_id = ? AND merged_id = ?",
+            [(str(tenant_id), entity_id) for entity_id in merged],
+        )
+
+
+def _relationship_row(relationship: Relationship) -> tuple[str, str, str, str, str, str]:
+    return (
+        str(relationship.tenant_id),
+        str(relationship.id),
+        str(relationship.source_entity_id),
+        str(relationship.target_entity_id),
+        relationship.relationship_type,
+        relationship.model_dump_json(),
+    )
 
 
 def _select_by_ids(
@@ -297,17 +473,7 @@ def _select_by_ids(
 def _write_relationships(
     connection: sqlite3.Connection, relationships: Sequence[Relationship]
 ) -> None:
-    rows = [
-        (
-            str(relationship.tenant_id),
-            str(relationship.id),
-            str(relationship.source_entity_id),
-            str(relationship.target_entity_id),
-            relationship.relationship_type,
-            relationship.model_dump_json(),
-        )
-        for relationship in relationships
-    ]
+    rows = [_relationship_row(relationship) for relationship in relationships]
     with _write_transaction(connection):
         _check_endpoints(connection, relationships)
         connection.executemany(_UPSERT_RELATIONSHIP, rows)
@@ -338,17 +504,45 @@ def _delete_tenant(connection: sqlite3.Connection, tenant_id: TenantId) -> int:
         ).rowcount
         connection.execute("DELETE FROM graph_entity_keys WHERE tenant_id = ?", tenant)
         connection.execute("DELETE FROM graph_name_units WHERE tenant_id = ?", tenant)
+        connection.execute("DELETE FROM graph_merges WHERE tenant_id = ?", tenant)
         connection.execute("DELETE FROM graph_relationships WHERE tenant_id = ?", tenant)
     return count
+
+
+def _delete_entity(
+    connection: sqlite3.Connection, entity_id: EntityId, tenant_id: TenantId
+) -> bool:
+    tenant, entity = str(tenant_id), str(entity_id)
+    with _write_transaction(connection):
+        found = connection.execute(
+            "DELETE FROM graph_entities WHERE tenant_id = ? AND id = ? RETURNING body",
+            (tenant, entity),
+        ).fetchone()
+        if found is None:
+            return False
+        held = _entity_from_json(found[0])
+        connection.executemany(
+            _DELETE_KEY, [(tenant, key, entity) for key in held.blocking_keys or ()]
+        )
+        connection.executemany(
+            _DELETE_UNIT, [(tenant, unit, entity) for unit in entity_name_units(held)]
+        )
+        connection.execute(
+            "DELETE FROM graph_relationships WHERE tenant_id = ?"
+            " AND (source_entity_id = ? OR target_entity_id = ?)",
+            (tenant, entity, entity),
+        )
+    return True
 
 
 def _read_entities(
     connection: sqlite3.Connection, tenant_id: TenantId, entity_ids: Collection[str]
 ) -> list[Entity]:
-    """The held entities among `entity_ids` (distinct), in no particular order."""
+    """The held entities among `entity_ids` (merges followed, distinct), in no particular order."""
+    canonical = set(_resolve(connection, str(tenant_id), list(entity_ids)).values())
     return [
         _entity_from_json(body)
-        for (body,) in _select_by_ids(connection, "body", str(tenant_id), entity_ids)
+        for (body,) in _select_by_ids(connection, "body", str(tenant_id), canonical)
     ]
 
 
@@ -471,6 +665,11 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
     transaction to the end. Reads build new models from rows, so a caller
     can never reach what the store holds.
 
+    With `read_only=True` the file is opened read-only and never created or
+    changed: a file that holds no redstring graph, or an older schema
+    version (which the first writable open migrates in place), is refused
+    on first use with `StoreError`, and so is every write.
+
     Use it as an async context manager, or call `close()` when done: that
     closes the connection and ends the thread.
 
@@ -482,13 +681,18 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         ClosedError: the store has been closed.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self._path = check_path(path)
         self._worker = SqliteWorker(
             self._path,
             store=f"sqlite graph store {self._path}",
             resource=self._resource_name(),
-            setup=lambda connection: _ensure_schema(connection, self._path),
+            setup=(
+                (lambda connection: _check_schema_to_read(connection, self._path))
+                if read_only
+                else (lambda connection: _prepare(connection, self._path))
+            ),
+            read_only=read_only,
         )
 
     def __repr__(self) -> str:
@@ -540,12 +744,67 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         if batch:
             await self._run(lambda connection: _write_relationships(connection, batch))
 
+    async def merge_entities(self, canonical: Entity, merged_ids: Sequence[EntityId]) -> None:
+        """Absorb `merged_ids` into `canonical` in one transaction; see `GraphMerge`."""
+        [entity] = check_entities([canonical], argument="canonical")
+        merged = check_merge(entity.id, merged_ids)
+        await self._run(lambda connection: _merge(connection, entity, merged))
+
+    async def unmerge_entities(self, merged_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        """Forget that `merged_ids` resolve elsewhere; see `GraphMerge`."""
+        check_tenant_id(tenant_id)
+        ids = [str(entity_id) for entity_id in check_entity_ids(merged_ids, argument="merged_ids")]
+        if ids:
+            await self._run(lambda connection: _unmerge(connection, tenant_id, ids))
+
+    async def resolve(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, EntityId]:
+        """Each id's canonical id; itself when it was never merged."""
+        requested = list(check_entity_ids(entity_ids))
+        check_tenant_id(tenant_id)
+        if not requested:
+            return {}
+        texts = [str(entity_id) for entity_id in requested]
+        found = await self._run(lambda connection: _resolve(connection, str(tenant_id), texts))
+        return {
+            EntityId(entity_id): EntityId(UUID(found[str(entity_id)])) for entity_id in requested
+        }
+
+    async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
+        """Remove the entity, its keys and its relationships in one transaction.
+
+        `True` if the tenant held the entity; `False`, with nothing written, if not.
+        """
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        return await self._run(lambda connection: _delete_entity(connection, entity_id, tenant_id))
+
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove every entity, key and relationship of the tenant; return the entity count."""
         check_tenant_id(tenant_id)
         return await self._run(lambda connection: _delete_tenant(connection, tenant_id))
 
     # -- reads ----------------------------------------------------------------
+
+    async def count_by_tenant(self) -> dict[TenantId, tuple[int, int]]:
+        """`(entities, relationships)` per tenant that holds any entity, one query each."""
+
+        def read(connection: sqlite3.Connection) -> dict[TenantId, tuple[int, int]]:
+            with _read_transaction(connection):
+                entities = connection.execute(
+                    "SELECT tenant_id, count(*) FROM graph_entities GROUP BY tenant_id"
+                ).fetchall()
+                relationships = dict(
+                    connection.execute(
+                        "SELECT tenant_id, count(*) FROM graph_relationships GROUP BY tenant_id"
+                    ).fetchall()
+                )
+            return {
+                TenantId(UUID(tenant)): (count, relationships.get(tenant, 0))
+                for tenant, count in entities
+            }
+
+        return await self._run(read)
 
     async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
         """The entity, or `None` when the tenant holds no such id."""

@@ -16,6 +16,8 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Final, Literal, NoReturn
 
 from redstring.domain.exceptions import ClosedError, StoreError
+from redstring.domain.limits import MAX_POOL_SIZE
+from redstring.domain.validation import check_integer
 
 try:
     import asyncpg as asyncpg  # re-exported: the adapters name its Pool type
@@ -84,8 +86,7 @@ class PostgresClient:
             raise ValueError(f"dsn must be a non-blank connection string, got {dsn!r}")
         if pool is not None and not isinstance(pool, asyncpg.Pool):
             raise ValueError(f"pool must be an asyncpg.Pool, got {pool!r}")
-        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
-            raise ValueError(f"pool_size must be a positive integer, got {pool_size!r}")
+        check_integer(pool_size, argument="pool_size", minimum=1, maximum=MAX_POOL_SIZE)
         self.schema = check_schema_name(schema)
         self.store = f"{store} (schema {schema})"
         self._resource = resource

@@ -38,6 +38,7 @@ import asyncio
 import os
 import sqlite3
 import time
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Final, Literal
@@ -108,7 +109,9 @@ class SqliteWorker:
     each new connection before any work, inside no transaction; it creates
     or checks the adapter's tables. `synchronous` is `NORMAL` (a commit
     survives the process being killed) or `FULL` (it survives a power loss
-    too, for an fsync per commit). The constructor does no I/O.
+    too, for an fsync per commit). With `read_only`, the file is opened
+    read-only (never created, never switched to WAL, every write refused by
+    SQLite) and a missing file is a `StoreError`. The constructor does no I/O.
     """
 
     def __init__(
@@ -119,8 +122,10 @@ class SqliteWorker:
         resource: str,
         setup: Callable[[sqlite3.Connection], None],
         synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+        read_only: bool = False,
     ) -> None:
         self._path = os.fspath(path)
+        self._read_only = read_only
         self._synchronous = synchronous
         self._store = store
         self._resource = resource
@@ -184,10 +189,19 @@ class SqliteWorker:
             raise self.error(str(exc)) from exc
 
     def _connect(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(self._path, timeout=BUSY_TIMEOUT_SECONDS, autocommit=True)
+        if self._read_only:
+            if not os.path.isfile(self._path):
+                raise self.error("no such file")
+            uri = "file:" + urllib.parse.quote(os.path.abspath(self._path)) + "?mode=ro"
+            connection = sqlite3.connect(
+                uri, uri=True, timeout=BUSY_TIMEOUT_SECONDS, autocommit=True
+            )
+        else:
+            connection = sqlite3.connect(self._path, timeout=BUSY_TIMEOUT_SECONDS, autocommit=True)
         try:
-            enable_wal(connection)
-            connection.execute(f"PRAGMA synchronous = {self._synchronous}")
+            if not self._read_only:
+                enable_wal(connection)
+                connection.execute(f"PRAGMA synchronous = {self._synchronous}")
             connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
             connection.execute(f"PRAGMA cache_size = -{CACHE_KIBIBYTES}")
             self._setup(connection)

@@ -10,115 +10,33 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from redstring.domain.json_safety import check_json, copy_json
-from redstring.domain.validation import (
-    check_entity_id,
-    check_metadata,
-    check_sequence,
-    check_tenant_id,
-)
+from redstring.domain.json_safety import copy_json
+from redstring.domain.validation import check_entity_id, check_sequence, check_tenant_id
 from redstring.domain.vector import VectorMatch, VectorRecord
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.vector_store import VectorStore
 from redstring.vector.exact import (
-    NO_TYPE,
     check_batch,
     check_dimension,
+    check_metadata,
     check_query,
-    check_vector,
+    check_rows,
     entity_type_of,
-    search_exactly,
+)
+from redstring.vector.rows import (
+    DEFAULT_ANN_THRESHOLD,
+    TenantRows,
+    check_ann_threshold,
+    latest_by_key,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from numpy.typing import NDArray
-
     from redstring.domain.ids import EntityId, TenantId
+    from redstring.domain.vector import VectorLike
 
-_INITIAL_CAPACITY = 64
-
-
-class _Tenant:
-    """One tenant's rows: a growable matrix plus the per-row bookkeeping."""
-
-    __slots__ = ("ids", "matrix", "metadata", "norms", "rows", "type_codes", "types")
-
-    def __init__(self, dimension: int) -> None:
-        self.matrix = np.empty((_INITIAL_CAPACITY, dimension), dtype=np.float32)
-        self.norms = np.empty(_INITIAL_CAPACITY, dtype=np.float32)
-        self.type_codes = np.empty(_INITIAL_CAPACITY, dtype=np.int32)
-        self.ids: list[EntityId] = []
-        self.metadata: list[dict[str, Any]] = []
-        self.rows: dict[EntityId, int] = {}
-        self.types: dict[str, int] = {}
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def _type_code(self, metadata: dict[str, Any]) -> int:
-        entity_type = entity_type_of(metadata)
-        if entity_type is None:
-            return NO_TYPE
-        return self.types.setdefault(entity_type, len(self.types))
-
-    def _grow(self, needed: int, keep: int) -> None:
-        capacity = len(self.matrix)
-        if needed <= capacity:
-            return
-        # A bulk write gets exactly what it needs; appends grow by half again,
-        # so the slack never exceeds a third of the matrix.
-        capacity = max(needed, capacity + capacity // 2)
-        matrix = np.empty((capacity, self.matrix.shape[1]), dtype=np.float32)
-        matrix[:keep] = self.matrix[:keep]
-        norms = np.empty(capacity, dtype=np.float32)
-        norms[:keep] = self.norms[:keep]
-        type_codes = np.empty(capacity, dtype=np.int32)
-        type_codes[:keep] = self.type_codes[:keep]
-        self.matrix, self.norms, self.type_codes = matrix, norms, type_codes
-
-    def put_many(
-        self,
-        entity_ids: Sequence[EntityId],
-        vectors: NDArray[np.float32],
-        metadata: Sequence[dict[str, Any]],
-    ) -> None:
-        """Write rows for distinct `entity_ids`, replacing the rows they already have."""
-        kept = len(self)
-        rows = np.empty(len(entity_ids), dtype=np.intp)
-        for index, (entity_id, entry) in enumerate(zip(entity_ids, metadata, strict=True)):
-            row = self.rows.get(entity_id)
-            if row is None:
-                row = self.rows[entity_id] = len(self.ids)
-                self.ids.append(entity_id)
-                self.metadata.append(entry)
-            else:
-                self.metadata[row] = entry
-            rows[index] = row
-        self._grow(len(self), kept)
-        self.matrix[rows] = vectors
-        self.norms[rows] = np.linalg.norm(vectors, axis=1)
-        self.type_codes[rows] = [self._type_code(entry) for entry in metadata]
-
-    def remove(self, entity_id: EntityId) -> bool:
-        row = self.rows.pop(entity_id, None)
-        if row is None:
-            return False
-        last = len(self) - 1
-        if row != last:
-            moved = self.ids[last]
-            self.matrix[row] = self.matrix[last]
-            self.norms[row] = self.norms[last]
-            self.type_codes[row] = self.type_codes[last]
-            self.ids[row] = moved
-            self.metadata[row] = self.metadata[last]
-            self.rows[moved] = row
-        self.ids.pop()
-        self.metadata.pop()
-        return True
+type _Tenant = TenantRows[EntityId, dict[str, Any]]
 
 
 class InMemoryVectorStore(AsyncClosable, VectorStore):
@@ -126,14 +44,21 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
 
     Keyed `(tenant_id, entity_id)`. Writes validate the whole batch before
     storing any of it; reads return copies. Not thread-safe: use it from one
-    event loop.
+    event loop. A tenant of at least `ann_threshold` vectors is searched
+    through an approximate (HNSW) index when the `ann` extra is installed,
+    built on its first search; `None` keeps every search exact. See
+    `redstring.vector.rows.DEFAULT_ANN_THRESHOLD`.
 
     Raises:
-        ValueError: `dimension` is not a positive integer.
+        ValueError: `dimension` is not a positive integer, or
+            `ann_threshold` is neither `None` nor a positive integer.
     """
 
-    def __init__(self, *, dimension: int) -> None:
+    def __init__(
+        self, *, dimension: int, ann_threshold: int | None = DEFAULT_ANN_THRESHOLD
+    ) -> None:
         self._dimension = check_dimension(dimension)
+        self._ann_threshold = check_ann_threshold(ann_threshold)
         self._tenants: dict[TenantId, _Tenant] = {}
 
     @property
@@ -147,7 +72,9 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
     def _tenant(self, tenant_id: TenantId) -> _Tenant:
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
-            tenant = self._tenants[tenant_id] = _Tenant(self._dimension)
+            tenant = self._tenants[tenant_id] = TenantRows(
+                self._dimension, ann_threshold=self._ann_threshold
+            )
         return tenant
 
     # -- writes ---------------------------------------------------------------
@@ -155,32 +82,40 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
     async def upsert(
         self,
         entity_id: EntityId,
-        vector: Sequence[float],
+        vector: VectorLike,
         tenant_id: TenantId,
         *,
         metadata: dict[str, Any] | None = None,
     ) -> None:
-        """Store `vector` for the entity, replacing any previous one."""
-        check_entity_id(entity_id), check_tenant_id(tenant_id), check_metadata(metadata)
-        array = check_vector(vector, self._dimension)
-        stored = copy_json(check_json(metadata or {}, field="metadata"))
-        vectors = array.astype(np.float32)[np.newaxis, :]
-        self._tenant(tenant_id).put_many([entity_id], vectors, [stored])
+        """Store `vector` for the entity, replacing any previous one.
+
+        Checked as `upsert_many` checks a record: at float32, the stored
+        precision, so a component beyond its range or a vector that rounds
+        to zero is refused, and nothing is written.
+        """
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        rows = check_rows([vector], self._dimension, field="vector")
+        stored = {} if metadata is None else check_metadata(metadata, "metadata")
+        self._tenant(tenant_id).put_many([entity_id], rows, [entity_type_of(stored)], [stored])
 
     async def upsert_many(self, records: Sequence[VectorRecord]) -> None:
         """Store every record after checking them all; a later duplicate key wins."""
         check_sequence(records, argument="records")
         rows = check_batch(records, self._dimension)
+        stored = [
+            check_metadata(record.metadata, f"records[{index}].metadata")
+            for index, record in enumerate(records)
+        ]
         # A later record for the same key wins; each tenant is written in one go.
-        latest = {(record.tenant_id, record.entity_id): n for n, record in enumerate(records)}
         by_tenant: dict[TenantId, list[int]] = {}
-        for (tenant_id, _), index in latest.items():
-            by_tenant.setdefault(tenant_id, []).append(index)
+        for index in latest_by_key([(record.tenant_id, record.entity_id) for record in records]):
+            by_tenant.setdefault(records[index].tenant_id, []).append(index)
         for tenant_id, indexes in by_tenant.items():
             self._tenant(tenant_id).put_many(
                 [records[index].entity_id for index in indexes],
                 rows[indexes],
-                [copy_json(records[index].metadata) for index in indexes],
+                [entity_type_of(stored[index]) for index in indexes],
+                [stored[index] for index in indexes],
             )
 
     async def delete(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
@@ -207,13 +142,13 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
         return VectorRecord(
             entity_id=entity_id,
             tenant_id=tenant_id,
-            vector=tenant.matrix[row].tolist(),
+            vector=tenant.matrix[row],
             metadata=copy_json(tenant.metadata[row]),
         )
 
     async def search(
         self,
-        vector: Sequence[float],
+        vector: VectorLike,
         tenant_id: TenantId,
         *,
         k: int = 10,
@@ -232,18 +167,11 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
-        size = len(tenant)
-        allowed_types = None
-        if entity_types is not None:
-            allowed_types = [tenant.types[name] for name in entity_types if name in tenant.types]
-        return search_exactly(
-            tenant.matrix[:size],
-            tenant.norms[:size],
-            tenant.type_codes[:size],
-            tenant.ids,
+        return tenant.search(
+            tenant.keys,
             lambda row: copy_json(tenant.metadata[row]),
             query,
             k=k,
-            allowed_types=allowed_types,
+            allowed_types=tenant.allowed_types(entity_types),
             min_score=min_score,
         )

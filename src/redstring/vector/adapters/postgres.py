@@ -40,7 +40,7 @@ from redstring.domain.validation import (
     check_sequence,
     check_tenant_id,
 )
-from redstring.domain.vector import VectorMatch, VectorRecord
+from redstring.domain.vector import VectorLike, VectorMatch, VectorRecord
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.vector_store import VectorStore
 from redstring.storage.adapters.postgres import (
@@ -54,7 +54,9 @@ from redstring.vector.exact import (
     check_batch,
     check_dimension,
     check_query,
+    check_rows,
     entity_type_of,
+    row_norms,
     search_exactly,
 )
 
@@ -180,7 +182,7 @@ class _Tenant:
                 self.metadata[row] = entry
             rows[index] = row
         self.matrix[rows] = vectors
-        self.norms[rows] = np.linalg.norm(vectors, axis=1)
+        self.norms[rows] = row_norms(vectors)
         self.type_codes[rows] = [
             NO_TYPE if name is None else self.types.setdefault(name, len(self.types))
             for name in entity_types
@@ -509,17 +511,22 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
     async def upsert(
         self,
         entity_id: EntityId,
-        vector: Sequence[float],
+        vector: VectorLike,
         tenant_id: TenantId,
         *,
         metadata: dict[str, Any] | None = None,
     ) -> None:
-        """Store `vector` for the entity, replacing any previous one."""
+        """Store `vector` for the entity, replacing any previous one.
+
+        Checked as `upsert_many` checks a record: at float32, the stored
+        precision, so a component beyond its range or a vector that rounds
+        to zero is refused, and nothing is written.
+        """
         check_entity_id(entity_id), check_tenant_id(tenant_id), check_metadata(metadata)
         stored = check_json(metadata or {}, field="metadata")
-        checked = check_query(vector, self._dimension, k=0, entity_types=None, min_score=None)
+        matrix = check_rows([vector], self._dimension, field="vector")
         record = VectorRecord(
-            entity_id=entity_id, tenant_id=tenant_id, vector=checked.tolist(), metadata=stored
+            entity_id=entity_id, tenant_id=tenant_id, vector=matrix[0], metadata=stored
         )
         await self.upsert_many([record])
 
@@ -586,13 +593,13 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
         return VectorRecord(
             entity_id=entity_id,
             tenant_id=tenant_id,
-            vector=self._vectors([row[0]])[0].tolist(),
+            vector=self._vectors([row[0]])[0],
             metadata=json.loads(row[1]),
         )
 
     async def search(
         self,
-        vector: Sequence[float],
+        vector: VectorLike,
         tenant_id: TenantId,
         *,
         k: int = 10,

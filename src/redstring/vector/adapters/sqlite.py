@@ -9,11 +9,15 @@ alone, so a graph store may share it.
 
 A search loads the tenant into one float32 matrix and ranks it with
 `redstring.vector.exact`, so it returns what the in-memory store would. The
-matrix stays cached until the tenant changes. Every write bumps the tenant's
-generation in `vector_tenants` in the same transaction; before using a cached
-tenant the store asks `PRAGMA data_version` whether another connection has
-committed since, and if one has, drops each cached tenant whose generation
-moved. A write to another table of a shared file drops nothing.
+matrix stays cached (`redstring.vector.cache`: at most `cached_tenants`
+tenants, least recently used dropped first). Every write bumps the tenant's
+generation in `vector_tenants` in the same transaction, and the store applies
+its own writes to the cached matrix rather than reloading it, unless the
+generation it found in that transaction shows another connection wrote the
+tenant first. Before using a cached tenant the store asks `PRAGMA
+data_version` whether another connection has committed since, and if one
+has, drops each cached tenant whose generation moved. A write to another table
+of a shared file drops nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ import os
 import sqlite3
 import urllib.parse
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 from uuid import UUID
 
@@ -35,11 +38,9 @@ from redstring.domain.exceptions import (
     EmbeddingModelMismatchError,
     StoreError,
 )
-from redstring.domain.ids import EntityId
-from redstring.domain.json_safety import check_json
+from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.validation import (
     check_entity_id,
-    check_metadata,
     check_optional_name,
     check_path,
     check_sequence,
@@ -54,23 +55,27 @@ from redstring.storage.adapters.sqlite import (
     read_transaction,
     write_transaction,
 )
+from redstring.vector.cache import DEFAULT_CACHED_TENANTS, TenantCache
 from redstring.vector.exact import (
-    NO_TYPE,
     check_batch,
     check_dimension,
+    check_metadata,
     check_query,
-    check_vector,
+    check_rows,
     entity_type_of,
-    search_exactly,
+)
+from redstring.vector.rows import (
+    DEFAULT_ANN_THRESHOLD,
+    TenantRows,
+    check_ann_threshold,
+    latest_by_key,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection
+    from collections.abc import Callable
     from contextlib import AbstractContextManager
 
-    from numpy.typing import NDArray
-
-    from redstring.domain.ids import TenantId
+    from redstring.domain.vector import VectorLike
 
 #: The layout this module reads and writes; a file recording another is refused.
 SCHEMA_VERSION = 1
@@ -108,17 +113,11 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(","
 type _Row = tuple[str, str, str | None, bytes, str]
 
 
-@dataclass(frozen=True, slots=True)
-class _Snapshot:
-    """One tenant's rows as of `generation`, ready to search."""
+type _Rows = TenantRows[str, str]
+"""A cached tenant: rows keyed by entity id text, metadata kept as its JSON text."""
 
-    generation: int
-    ids: Sequence[EntityId]
-    matrix: NDArray[np.float32]
-    norms: NDArray[np.float32]
-    type_codes: NDArray[np.int32]
-    types: dict[str, int]
-    metadata: list[str]
+#: What a write does to a cached tenant once it has committed.
+type _Apply = Callable[[_Rows], None]
 
 
 class _EntityIds(Sequence[EntityId]):
@@ -151,8 +150,12 @@ def _transaction(
     return write_transaction(connection) if mode == "IMMEDIATE" else read_transaction(connection)
 
 
-def _dumps(metadata: dict[str, Any]) -> str:
-    return _ENCODER.encode(metadata)
+def _dumps_checked(metadata: dict[str, Any], field: str) -> str:
+    """The metadata as JSON text, refused now if it could not be read back."""
+    try:
+        return _ENCODER.encode(metadata)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{field} is not plain JSON: {exc}") from exc
 
 
 class SqliteVectorStore(AsyncClosable, VectorStore):
@@ -166,7 +169,9 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
     search sees every write committed before it started.
 
     Raises:
-        ValueError: `dimension` is not a positive integer.
+        ValueError: `dimension` or `cached_tenants` is not a positive
+            integer, or `ann_threshold` is neither `None` nor a positive
+            integer.
         DimensionMismatchError: on first use, the file was made with another
             dimension (`expected` is the file's, `actual` this store's).
         EmbeddingModelMismatchError: on first use, `model` was given and the
@@ -175,13 +180,27 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
             on any call, a `sqlite3` failure (wrapped, naming the path) or a
             damaged vector.
         ClosedError: the store has been closed.
+
+    With `read_only=True` the file is opened read-only and never created or
+    changed: one that holds no redstring vectors is refused on first use
+    with `StoreError`, and so is every write.
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, dimension: int, model: str | None = None
+        self,
+        path: str | os.PathLike[str],
+        *,
+        dimension: int,
+        model: str | None = None,
+        cached_tenants: int = DEFAULT_CACHED_TENANTS,
+        ann_threshold: int | None = DEFAULT_ANN_THRESHOLD,
+        read_only: bool = False,
     ) -> None:
         self._dimension = check_dimension(dimension)
         model = check_optional_name(model, argument="model")
+        self._cache: TenantCache[str, str] = TenantCache(cached_tenants)
+        self._ann_threshold = check_ann_threshold(ann_threshold)
+        self._read_only = read_only
         if model is not None and not model.strip():
             raise ValueError(f"model must not be blank, got {model!r}")
         self._model = model
@@ -191,10 +210,10 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
             store=f"sqlite vector store {self._path}",
             resource=self._resource_name(),
             setup=self._check_schema,
+            read_only=read_only,
         )
         # Touched only on the worker thread.
         self._data_version: int | None = None
-        self._snapshots: dict[str, _Snapshot] = {}
 
     @property
     def dimension(self) -> int:
@@ -244,7 +263,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
     async def _release(self) -> None:
         """Close the connection and stop the worker thread."""
         await self._worker.close()
-        self._snapshots.clear()
+        self._cache.clear()
 
     async def _run[T](self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run `work` on the worker thread with the open connection."""
@@ -257,6 +276,16 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
 
     def _check_schema(self, connection: sqlite3.Connection) -> None:
         """Create the tables in a new file, or check the version and dimension of an old one."""
+        if self._read_only:
+            exists = connection.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vector_meta'"
+            ).fetchone()
+            if exists is None:
+                raise self._error("the file holds no redstring vectors")
+            self._check_meta(
+                connection, dict(connection.execute("SELECT key, value FROM vector_meta"))
+            )
+            return
         with _transaction(connection, "IMMEDIATE"):
             connection.execute(
                 "CREATE TABLE IF NOT EXISTS vector_meta (key TEXT PRIMARY KEY, value NOT NULL)"
@@ -275,6 +304,9 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
                     "INSERT INTO vector_meta (key, value) VALUES (?, ?)", settings
                 )
                 return
+        self._check_meta(connection, meta)
+
+    def _check_meta(self, connection: sqlite3.Connection, meta: dict[str, Any]) -> None:
         version, dimension = meta.get("schema_version"), meta.get("dimension")
         if version != SCHEMA_VERSION or not isinstance(dimension, int):
             raise self._error(
@@ -285,13 +317,13 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
             raise DimensionMismatchError(expected=dimension, actual=self._dimension)
         if self._model is not None:
             recorded = meta.get("model")
-            if recorded is None:
+            if recorded is None and not self._read_only:
                 with _transaction(connection, "IMMEDIATE"):
                     connection.execute(
                         "INSERT OR IGNORE INTO vector_meta (key, value) VALUES ('model', ?)",
                         (self._model,),
                     )
-            elif recorded != self._model:
+            elif recorded is not None and recorded != self._model:
                 raise EmbeddingModelMismatchError(
                     store=f"sqlite vector store {self._path}",
                     expected=str(recorded),
@@ -301,36 +333,59 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
     def _write(
         self,
         connection: sqlite3.Connection,
-        tenants: Collection[str],
+        changes: dict[str, _Apply],
         statements: Callable[[], int],
     ) -> int:
         """Run `statements` (returning the rows changed) in one transaction.
 
-        The tenants' generations move when a row changed, so other connections
-        drop their cached copies; this store drops its own either way.
+        The tenants' generations (`changes`' keys) move when a row changed,
+        so other connections drop their cached copies. This store applies
+        each tenant's change to its own cached rows after the commit, if the
+        generation it found inside the transaction is the one its rows are
+        current for; otherwise (another connection wrote the tenant since,
+        or the write failed) it drops them.
         """
+        found: dict[str, int] = {}
         try:
             with _transaction(connection, "IMMEDIATE"):
+                for tenant in changes:
+                    if tenant in self._cache:
+                        found[tenant] = self._generation(connection, tenant)
                 changed = statements()
                 if changed:
-                    connection.executemany(_BUMP, [(tenant,) for tenant in tenants])
-        finally:
-            for tenant in tenants:
-                self._snapshots.pop(tenant, None)
+                    connection.executemany(_BUMP, [(tenant,) for tenant in changes])
+        except BaseException:
+            for tenant in changes:
+                self._cache.drop(tenant)
+            raise
+        for tenant, apply in changes.items():
+            entry = self._cache.peek(tenant)
+            if entry is None:
+                continue
+            if found.get(tenant) != entry.generation:
+                self._cache.drop(tenant)
+                continue
+            if changed:
+                # Uncached while the change is applied, so a failure leaves nothing stale.
+                self._cache.drop(tenant)
+                apply(entry.rows)
+                self._cache.put(tenant, entry.generation + 1, entry.rows)
         return changed
 
-    def _snapshot(self, connection: sqlite3.Connection, tenant: str) -> _Snapshot:
-        """The tenant's cached rows, reloaded if any connection has changed them."""
+    def _rows(self, connection: sqlite3.Connection, tenant: str) -> _Rows:
+        """The tenant's cached rows, reloaded if another connection has changed them."""
         (version,) = connection.execute("PRAGMA data_version").fetchone()
         if version != self._data_version:
             self._data_version = version
-            for other, snapshot in list(self._snapshots.items()):
-                if self._generation(connection, other) != snapshot.generation:
-                    del self._snapshots[other]
-        cached = self._snapshots.get(tenant)
+            for other in self._cache.tenants():
+                entry = self._cache.peek(other)
+                if entry is not None and self._generation(connection, other) != entry.generation:
+                    self._cache.drop(other)
+        cached = self._cache.get(tenant)
         if cached is None:
-            cached = self._snapshots[tenant] = self._load(connection, tenant)
-        return cached
+            generation, rows = self._load(connection, tenant)
+            cached = self._cache.put(tenant, generation, rows)
+        return cached.rows
 
     @staticmethod
     def _generation(connection: sqlite3.Connection, tenant: str) -> int:
@@ -339,7 +394,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
         ).fetchone()
         return 0 if row is None else int(row[0])
 
-    def _load(self, connection: sqlite3.Connection, tenant: str) -> _Snapshot:
+    def _load(self, connection: sqlite3.Connection, tenant: str) -> tuple[int, _Rows]:
         """Read the whole tenant, and its generation, in one read transaction."""
         width = 4 * self._dimension
         texts: list[str] = []
@@ -364,17 +419,9 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
                 texts.append(entity_id)
                 entity_types.append(entity_type)
                 metadata.append(stored)
-        types: dict[str, int] = {}
-        type_codes = np.fromiter(
-            (
-                NO_TYPE if name is None else types.setdefault(name, len(types))
-                for name in entity_types
-            ),
-            dtype=np.int32,
-            count=count,
+        return generation, TenantRows.loaded(
+            texts, matrix, entity_types, metadata, ann_threshold=self._ann_threshold
         )
-        norms = np.linalg.norm(matrix, axis=1).astype(np.float32, copy=False)
-        return _Snapshot(generation, _EntityIds(texts), matrix, norms, type_codes, types, metadata)
 
     def _check_blob(self, blob: bytes) -> bytes:
         """`blob`, if it holds one vector of this store's dimension."""
@@ -390,19 +437,32 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
     async def upsert(
         self,
         entity_id: EntityId,
-        vector: Sequence[float],
+        vector: VectorLike,
         tenant_id: TenantId,
         *,
         metadata: dict[str, Any] | None = None,
     ) -> None:
-        """Store `vector` for the entity, replacing any previous one."""
-        check_entity_id(entity_id), check_tenant_id(tenant_id), check_metadata(metadata)
+        """Store `vector` for the entity, replacing any previous one.
+
+        Checked as `upsert_many` checks a record: at float32, the stored
+        precision, so a component beyond its range or a vector that rounds
+        to zero is refused, and nothing is written.
+        """
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
 
         def work(connection: sqlite3.Connection) -> None:
-            blob = check_vector(vector, self._dimension).astype(np.float32).tobytes()
-            stored = check_json(metadata or {}, field="metadata")
-            row = (str(tenant_id), str(entity_id), entity_type_of(stored), blob, _dumps(stored))
-            self._write(connection, [row[0]], lambda: connection.execute(_UPSERT, row).rowcount)
+            matrix = check_rows([vector], self._dimension, field="vector")
+            stored = {} if metadata is None else check_metadata(metadata, "metadata")
+            text = _dumps_checked(stored, "metadata")
+            tenant, key, entity_type = str(tenant_id), str(entity_id), entity_type_of(stored)
+            row = (tenant, key, entity_type, matrix[0].tobytes(), text)
+
+            def apply(rows: _Rows) -> None:
+                rows.put_many([key], matrix, [entity_type], [text])
+
+            self._write(
+                connection, {tenant: apply}, lambda: connection.execute(_UPSERT, row).rowcount
+            )
 
         await self._run(work)
 
@@ -411,39 +471,60 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
         check_sequence(records, argument="records")
 
         def work(connection: sqlite3.Connection) -> None:
-            matrix = check_batch(records, self._dimension)
-            if not len(matrix):
-                return
-            rows: list[_Row] = []
-            for index, record in enumerate(records):
-                try:
-                    stored = _dumps(record.metadata)
-                except (TypeError, ValueError) as exc:
-                    raise ValueError(f"records[{index}].metadata is not plain JSON: {exc}") from exc
-                rows.append(
-                    (
-                        str(record.tenant_id),
-                        str(record.entity_id),
-                        entity_type_of(record.metadata),
-                        matrix[index].tobytes(),
-                        stored,
-                    )
+            rows, changes = self._prepare(records)
+            if rows:
+                self._write(
+                    connection, changes, lambda: connection.executemany(_UPSERT, rows).rowcount
                 )
-            tenants = {row[0] for row in rows}
-            self._write(connection, tenants, lambda: connection.executemany(_UPSERT, rows).rowcount)
 
         await self._run(work)
+
+    def _prepare(self, records: Sequence[VectorRecord]) -> tuple[list[_Row], dict[str, _Apply]]:
+        """The rows to write for `records`, and each tenant's change to its cached rows."""
+        matrix = check_batch(records, self._dimension)
+        texts: list[str] = []
+        types: list[str | None] = []
+        for index, record in enumerate(records):
+            field = f"records[{index}].metadata"
+            stored = check_metadata(record.metadata, field)
+            texts.append(_dumps_checked(stored, field))
+            types.append(entity_type_of(stored))
+        tenants = [str(record.tenant_id) for record in records]
+        keys = [str(record.entity_id) for record in records]
+        latest = latest_by_key(list(zip(tenants, keys, strict=True)))
+        rows: list[_Row] = [
+            (tenants[i], keys[i], types[i], matrix[i].tobytes(), texts[i]) for i in latest
+        ]
+        by_tenant: dict[str, list[int]] = {}
+        for index in latest:
+            by_tenant.setdefault(tenants[index], []).append(index)
+
+        def apply_to(indexes: list[int]) -> _Apply:
+            def apply(cached: _Rows) -> None:
+                cached.put_many(
+                    [keys[i] for i in indexes],
+                    matrix[indexes],
+                    [types[i] for i in indexes],
+                    [texts[i] for i in indexes],
+                )
+
+            return apply
+
+        return rows, {tenant: apply_to(indexes) for tenant, indexes in by_tenant.items()}
 
     async def delete(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
         """Remove the entity's vector; `True` if there was one."""
         check_entity_id(entity_id), check_tenant_id(tenant_id)
         key = (str(tenant_id), str(entity_id))
 
+        def apply(rows: _Rows) -> None:
+            rows.remove(key[1])
+
         def work(connection: sqlite3.Connection) -> bool:
             statement = "DELETE FROM vector_records WHERE tenant_id = ? AND entity_id = ?"
             return bool(
                 self._write(
-                    connection, [key[0]], lambda: connection.execute(statement, key).rowcount
+                    connection, {key[0]: apply}, lambda: connection.execute(statement, key).rowcount
                 )
             )
 
@@ -454,15 +535,32 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
         check_tenant_id(tenant_id)
         tenant = str(tenant_id)
 
+        def apply(rows: _Rows) -> None:
+            for key in list(rows.keys):
+                rows.remove(key)
+
         def work(connection: sqlite3.Connection) -> int:
             statement = "DELETE FROM vector_records WHERE tenant_id = ?"
             return self._write(
-                connection, [tenant], lambda: connection.execute(statement, (tenant,)).rowcount
+                connection,
+                {tenant: apply},
+                lambda: connection.execute(statement, (tenant,)).rowcount,
             )
 
         return await self._run(work)
 
     # -- reads ----------------------------------------------------------------
+
+    async def count_by_tenant(self) -> dict[TenantId, int]:
+        """How many vectors each tenant holds, for every tenant that holds any."""
+
+        def work(connection: sqlite3.Connection) -> dict[TenantId, int]:
+            rows = connection.execute(
+                "SELECT tenant_id, count(*) FROM vector_records GROUP BY tenant_id"
+            ).fetchall()
+            return {TenantId(UUID(tenant)): count for tenant, count in rows}
+
+        return await self._run(work)
 
     async def get(self, entity_id: EntityId, tenant_id: TenantId) -> VectorRecord | None:
         """The stored record (vector at float32 precision), or `None`."""
@@ -478,7 +576,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
             return VectorRecord(
                 entity_id=entity_id,
                 tenant_id=tenant_id,
-                vector=np.frombuffer(self._check_blob(row[0]), dtype=np.float32).tolist(),
+                vector=np.frombuffer(self._check_blob(row[0]), dtype=np.float32),
                 metadata=json.loads(row[1]),
             )
 
@@ -486,7 +584,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
 
     async def search(
         self,
-        vector: Sequence[float],
+        vector: VectorLike,
         tenant_id: TenantId,
         *,
         k: int = 10,
@@ -505,23 +603,17 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
         if k == 0:
             return []
         tenant = str(tenant_id)
-        # Only the snapshot needs the connection. It is never changed once
-        # built, so the search itself runs here rather than on the worker
-        # thread, which saves a thread hand-off around the numpy work.
-        snapshot = await self._run(lambda connection: self._snapshot(connection, tenant))
-        allowed_types = None
-        if entity_types is not None:
-            allowed_types = [
-                snapshot.types[name] for name in entity_types if name in snapshot.types
-            ]
-        return search_exactly(
-            snapshot.matrix,
-            snapshot.norms,
-            snapshot.type_codes,
-            snapshot.ids,
-            lambda row: json.loads(snapshot.metadata[row]),
-            query,
-            k=k,
-            allowed_types=allowed_types,
-            min_score=min_score,
-        )
+
+        # On the worker thread, like the writes that change the cached rows.
+        def work(connection: sqlite3.Connection) -> list[VectorMatch]:
+            rows = self._rows(connection, tenant)
+            return rows.search(
+                _EntityIds(rows.keys),
+                lambda row: json.loads(rows.metadata[row]),
+                query,
+                k=k,
+                allowed_types=rows.allowed_types(entity_types),
+                min_score=min_score,
+            )
+
+        return await self._run(work)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from redstring.domain.exceptions import MissingEntityError
+from redstring.domain.limits import MAX_CACHE_SIZE
 from redstring.graph.adapters.postgres import PostgresGraphStore
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
@@ -62,6 +63,37 @@ async def test_a_key_read_sees_what_another_store_changed_since_it_last_read(
     assert await reader.find_by_blocking_key(key, TENANT) == []
 
 
+async def test_name_candidates_follow_another_stores_writes_deletes_merges_and_purges(
+    postgres: PostgresSchemas,
+) -> None:
+    schema = postgres.new_schema()
+    reader, writer = postgres.graph_store(schema), postgres.graph_store(schema)
+    # Names sharing no unit, so each query finds only its own.
+    ada = make_entity(name="Charles Babbage")
+    twin = make_entity(id=ada.id, tenant_id=OTHER_TENANT, name="Charles Babbage")
+    await writer.upsert_entities([ada, twin])
+    assert await reader.find_name_candidates("Charles Babbage", TENANT) == [ada]
+    renamed = make_entity(id=ada.id, name="Grace Hopper")
+    await writer.upsert_entity(renamed)
+    assert await reader.find_name_candidates("Charles Babbage", TENANT) == []
+    assert await reader.find_name_candidates("Grace Hopper", TENANT) == [renamed]
+    assert await writer.delete_entity(ada.id, TENANT)
+    assert await reader.find_name_candidates("Grace Hopper", TENANT) == []
+    again = make_entity(id=ada.id, name="Grace Hopper")
+    canonical = make_entity(name="Grace Brewster Hopper")
+    await writer.upsert_entities([again, canonical])
+    both = sorted([again, canonical], key=lambda entity: str(entity.id))  # a tie: by id
+    assert await reader.find_name_candidates("Grace Hopper", TENANT) == both
+    await writer.merge_entities(canonical, [again.id])
+    assert await reader.find_name_candidates("Grace Hopper", TENANT) == [canonical]
+    await writer.delete_by_tenant(TENANT)
+    assert await reader.find_name_candidates("Grace Hopper", TENANT) == []
+    back = make_entity(name="Grace Hopper")
+    await writer.upsert_entity(back)
+    assert await reader.find_name_candidates("Grace Hopper", TENANT) == [back]
+    assert await reader.find_name_candidates("Charles Babbage", OTHER_TENANT) == [twin]
+
+
 @pytest.mark.parametrize("size", [0, 1])
 async def test_a_store_holding_few_or_no_entities_still_answers_every_key(
     postgres: PostgresSchemas, size: int
@@ -77,8 +109,8 @@ async def test_a_store_holding_few_or_no_entities_still_answers_every_key(
     assert len(store._held) == size
 
 
-@pytest.mark.parametrize("bad", [-1, True, 1.5])
-def test_a_negative_or_non_integer_cache_size_is_refused(bad: object) -> None:
+@pytest.mark.parametrize("bad", [-1, True, 1.5, MAX_CACHE_SIZE + 1])
+def test_a_negative_non_integer_or_too_large_cache_size_is_refused(bad: object) -> None:
     with pytest.raises(ValueError, match="cache_size"):
         PostgresGraphStore("postgresql://x/y", cache_size=bad)  # type: ignore[arg-type]
 

@@ -449,3 +449,83 @@ async def test_a_process_killed_mid_batch_leaves_each_batch_whole_or_absent(
     assert written == sorted(written, reverse=True), f"a later batch without an earlier: {counts}"
     async with SqliteGraphStore(path) as store:
         assert len(await store.find_by_blocking_key(f"e:0:{BATCH_SIZE - 1}", TENANT)) == 1
+
+
+# -- read-only, and counting ------------------------------------------------------
+
+
+async def test_read_only_reads_what_was_written_and_refuses_every_write(tmp_path: Path) -> None:
+    path = tmp_path / "graph.db"
+    ada = make_entity(id=entity_id(1))
+    async with SqliteGraphStore(path) as store:
+        await store.upsert_entity(ada)
+    before = path.read_bytes()
+    async with SqliteGraphStore(path, read_only=True) as reader:
+        assert await reader.get_entity(ada.id, TENANT) == ada
+        with pytest.raises(StoreError, match="readonly"):
+            await reader.upsert_entity(make_entity(id=entity_id(2)))
+        with pytest.raises(StoreError, match="readonly"):
+            await reader.delete_entity(ada.id, TENANT)
+    assert path.read_bytes() == before
+
+
+async def test_read_only_refuses_a_missing_file_or_one_without_a_graph_creating_nothing(
+    tmp_path: Path,
+) -> None:
+    missing = tmp_path / "missing.db"
+    async with SqliteGraphStore(missing, read_only=True) as reader:
+        with pytest.raises(StoreError, match="no such file"):
+            await reader.count_by_tenant()
+    assert not missing.exists()
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as connection:
+        connection.execute("CREATE TABLE notes (body TEXT)")
+    connection.close()
+    async with SqliteGraphStore(other, read_only=True) as reader:
+        with pytest.raises(StoreError, match="holds no redstring graph"):
+            await reader.get_entity(entity_id(1), TENANT)
+    with sqlite3.connect(other) as connection:
+        tables = connection.execute("SELECT name FROM sqlite_master").fetchall()
+    connection.close()
+    assert tables == [("notes",)]
+
+
+async def test_read_only_refuses_another_schema_version(tmp_path: Path) -> None:
+    path = tmp_path / "graph.db"
+    async with SqliteGraphStore(path) as store:
+        await store.upsert_entity(make_entity())
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE graph_meta SET value = '99' WHERE name = 'schema_version'")
+    connection.close()
+    async with SqliteGraphStore(path, read_only=True) as reader:
+        with pytest.raises(StoreError, match="schema version 99"):
+            await reader.count_by_tenant()
+
+
+async def test_count_by_tenant_counts_entities_and_relationships_per_tenant(
+    tmp_path: Path,
+) -> None:
+    async with SqliteGraphStore(tmp_path / "graph.db") as store:
+        assert await store.count_by_tenant() == {}
+        ours = [make_entity(id=entity_id(n)) for n in (1, 2, 3)]
+        theirs = make_entity(id=entity_id(1), tenant_id=OTHER_TENANT)
+        await store.upsert_entities([*ours, theirs])
+        await store.upsert_relationships(
+            [make_relationship(ours[0], ours[1]), make_relationship(ours[1], ours[2])]
+        )
+        assert await store.count_by_tenant() == {TENANT: (3, 2), OTHER_TENANT: (1, 0)}
+
+
+async def test_read_only_refuses_a_version_1_file_saying_how_to_migrate_it(tmp_path: Path) -> None:
+    path = tmp_path / "graph.db"
+    async with SqliteGraphStore(path) as store:
+        await store.upsert_entity(make_entity())
+    with sqlite3.connect(path) as connection:
+        connection.execute("DROP TABLE graph_name_units")
+        connection.execute("UPDATE graph_meta SET value = '1' WHERE name = 'schema_version'")
+    connection.close()
+    before = path.read_bytes()
+    async with SqliteGraphStore(path, read_only=True) as reader:
+        with pytest.raises(StoreError, match=r"version 1, older than .* without read_only"):
+            await reader.count_by_tenant()
+    assert path.read_bytes() == before

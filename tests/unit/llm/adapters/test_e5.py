@@ -9,8 +9,10 @@ and closing build their own.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import importlib
 import math
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -351,3 +353,39 @@ async def test_an_error_names_the_first_index_of_the_batch_that_failed() -> None
 
     with pytest.raises(EmbeddingProviderError, match=r"batch starting at texts\[2\]"):
         await provider.embed(["Oslo", "Lima", "Bombay"])
+
+
+@pytest.mark.parametrize("threads", [0, -1, True, 1.5, "2"])
+def test_a_thread_count_that_is_not_a_positive_int_is_refused_naming_it(threads: object) -> None:
+    with pytest.raises(
+        ValueError, match=f"threads must be a positive int or None, got {threads!r}"
+    ):
+        E5EmbeddingProvider(threads=threads)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("threads", [1, 3, None])
+async def test_each_engine_call_runs_on_the_threads_asked_for(threads: int | None) -> None:
+    provider = E5EmbeddingProvider(threads=threads)
+    try:
+        await provider.load()
+        engine = provider._engine
+        assert engine is not None
+        runtime = engine._lib  # type: ignore[attr-defined]
+        # OpenMP counts threads per calling thread: ask on the thread that called.
+        runtime.omp_set_num_threads(7)
+        provider._query(["Oslo"])
+        assert runtime.omp_get_max_threads() == (threads or os.cpu_count())
+        [vector] = await provider.embed(["Oslo"])
+        assert len(vector) == 384
+    finally:
+        await provider.close()
+
+
+def test_an_engine_without_an_openmp_runtime_is_left_as_it_is() -> None:
+    from redstring.llm.adapters.e5 import _thread_control
+
+    class WithoutOpenMp:
+        _lib = ctypes.CDLL("libc.so.6")
+
+    assert _thread_control(WithoutOpenMp()) is None
+    assert _thread_control(object()) is None

@@ -12,6 +12,7 @@ import pytest
 
 import redstring
 from redstring.domain.exceptions import ClosedError, StoreError
+from redstring.domain.limits import MAX_POOL_SIZE
 from redstring.events.adapters.postgres import PostgresEventLog
 from redstring.graph.adapters.postgres import PostgresGraphStore
 from redstring.storage.adapters.postgres import check_schema_name
@@ -71,6 +72,8 @@ def test_the_longest_plain_identifier_is_a_schema() -> None:
         ({"dsn": "   "}, "dsn"),
         ({"dsn": "postgresql://localhost/x", "pool_size": 0}, "pool_size"),
         ({"dsn": "postgresql://localhost/x", "pool_size": True}, "pool_size"),
+        ({"dsn": "postgresql://localhost/x", "pool_size": MAX_POOL_SIZE + 1}, "pool_size"),
+        ({"dsn": "postgresql://localhost/x", "pool_size": 10**9}, "pool_size"),
         ({"pool": "not a pool"}, "pool must be an asyncpg.Pool"),
     ],
 )
@@ -81,6 +84,11 @@ def test_construction_refuses_a_bad_connection_argument(
         PostgresGraphStore(**arguments)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=message):
         PostgresVectorStore(dimension=4, **arguments)  # type: ignore[arg-type]
+
+
+async def test_the_largest_pool_size_opens_a_pool_that_answers(postgres: PostgresSchemas) -> None:
+    async with postgres.event_log(pool_size=MAX_POOL_SIZE) as log:
+        assert await log.last_sequence() == 0
 
 
 async def test_both_a_dsn_and_a_pool_are_refused(postgres: PostgresSchemas) -> None:

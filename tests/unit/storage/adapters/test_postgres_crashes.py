@@ -86,7 +86,7 @@ async def test_hostile_names_types_keys_and_queries_are_only_ever_data(
         held = await connection.fetchval(f"SELECT count(*) FROM {schema}.graph_entities")
     finally:
         await connection.close()
-    assert tables == 9  # meta, five graph tables, three vector tables
+    assert tables == 10  # meta, six graph tables, three vector tables
     assert held == len(HOSTILE)
 
 

@@ -63,7 +63,7 @@ class TestInMemoryVectorStore(VectorStoreCompliance):
 @pytest.mark.parametrize(
     ("bad", "message"),
     [
-        pytest.param(["a"] * DIMENSION, "flat sequence of numbers", id="not-numbers"),
+        pytest.param(["a"] * DIMENSION, "flat sequence of 384 numbers", id="not-numbers"),
         pytest.param([[1.0]] * DIMENSION, "flat sequence of 384 numbers", id="nested"),
     ],
 )

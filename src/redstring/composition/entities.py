@@ -1,0 +1,241 @@
+"""Entities of one's own, into both channels and out of them.
+
+`import_entities` composes `GraphStore` + `EmbeddingProvider` +
+`VectorStore` (+ an `EventLog`): it reads the graph to decide which names
+need embedding, which no sibling below may do with a model in hand.
+`delete_entity` composes `GraphWriter` + `VectorWriter`, which are siblings.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Final
+from uuid import uuid4
+
+from pydantic import BaseModel, ConfigDict
+
+from redstring.composition.build_graph import embed_entity_names, record_and_project
+from redstring.domain.events import DocumentExtracted, EntitiesEmbedded
+from redstring.domain.exceptions import DimensionMismatchError
+from redstring.domain.ids import EntityId, SourceId, TenantId
+from redstring.domain.json_safety import check_name, shown
+from redstring.domain.limits import MAX_LIMIT
+from redstring.domain.validation import (
+    check_collaborator,
+    check_entities,
+    check_entity_id,
+    check_integer,
+    check_relationships,
+    check_tenant_id,
+)
+from redstring.ports.embedding import EmbeddingProvider
+from redstring.ports.event_log import EventLog
+from redstring.ports.graph_store import GraphStore, GraphWriter
+from redstring.ports.vector_store import VectorStore, VectorWriter
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from redstring.domain.entity import Entity
+    from redstring.domain.events import Event
+    from redstring.domain.relationship import Relationship
+    from redstring.domain.vector import VectorRecord
+
+#: The `domain` and `model` an import's `DocumentExtracted` event records.
+_IMPORT_ORIGIN: Final = "import"
+#: Names embedded per model call when `batch_size` is not given.
+_BATCH_SIZE: Final = 256
+
+
+class ImportReport(BaseModel):
+    """What one `import_entities` call did.
+
+    `entities` counts the distinct `(tenant_id, id)` written, and
+    `duplicates` the inputs that repeated an earlier one (the later won).
+    `embedded` counts names sent to the embedding model; `already_embedded`
+    those skipped because the vector store held a vector for the entity and
+    the graph held it under the same name and type. `relationships` counts
+    relationships written.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    entities: int
+    duplicates: int
+    relationships: int
+    embedded: int
+    already_embedded: int
+
+
+async def import_entities(
+    entities: Sequence[Entity],
+    *,
+    graph: GraphStore,
+    embeddings: EmbeddingProvider | None = None,
+    vectors: VectorStore | None = None,
+    relationships: Sequence[Relationship] = (),
+    event_log: EventLog | None = None,
+    source_id: str = _IMPORT_ORIGIN,
+    batch_size: int = _BATCH_SIZE,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> ImportReport:
+    """Write entities you already have into the graph, and their names' vectors.
+
+    Entities keep their ids; one repeating an earlier `(tenant_id, id)`
+    replaces it. With `embeddings` and `vectors`, each name is embedded
+    (`batch_size` names a call, reporting `on_progress(done, total)` after
+    each) unless the vector store already holds the entity's vector and the
+    graph holds it under the same name and type: a vector store holds one
+    model's vectors, so re-importing a file embeds only what changed. Each
+    vector carries `metadata={"entity_type": ...}`, as `build_graph`'s do.
+
+    Per tenant, one `DocumentExtracted` event (`source_id`, domain and model
+    `"import"`) and one `EntitiesEmbedded` event are appended to `event_log`
+    (an in-memory log when not given) and projected into the stores, so
+    `replay` rebuilds them. Everything that can fail (validation, the
+    model) runs before the first write. `relationships` must join entities
+    of this call, in their own tenant.
+
+    Raises:
+        ValueError: an item is not an `Entity` (or `Relationship`) every
+            store can hold, a collaborator does not implement its port,
+            only one of `embeddings` and `vectors` is given, `batch_size`
+            is not within `1..MAX_LIMIT`, `source_id` is not a name, or a
+            relationship's endpoint is not among `entities`.
+        DimensionMismatchError: the provider's and the store's dimensions differ.
+        EmbeddingProviderError: the embedding model failed.
+    """
+    batch = check_entities(entities)
+    edges = check_relationships(relationships)
+    check_collaborator(graph, GraphStore, argument="graph")
+    for argument, value, port in (
+        ("embeddings", embeddings, EmbeddingProvider),
+        ("vectors", vectors, VectorStore),
+        ("event_log", event_log, EventLog),
+    ):
+        if value is not None:
+            check_collaborator(value, port, argument=argument)
+    source_id = check_name(source_id, argument="source_id")
+    check_integer(batch_size, argument="batch_size", minimum=1, maximum=MAX_LIMIT)
+    if on_progress is not None and not callable(on_progress):
+        raise ValueError(f"on_progress must be callable or None, got {shown(on_progress)}")
+    if (embeddings is None) != (vectors is None):
+        raise ValueError("embeddings and vectors go together: pass both or neither")
+    if embeddings is not None and vectors is not None and embeddings.dimension != vectors.dimension:
+        raise DimensionMismatchError(expected=vectors.dimension, actual=embeddings.dimension)
+
+    by_tenant: dict[TenantId, dict[EntityId, Entity]] = {}
+    for entity in batch:
+        by_tenant.setdefault(entity.tenant_id, {})[entity.id] = entity
+    distinct = sum(len(held) for held in by_tenant.values())
+    edges_by_tenant: dict[TenantId, list[Relationship]] = {}
+    for edge in edges:
+        edges_by_tenant.setdefault(edge.tenant_id, []).append(edge)
+
+    records: dict[TenantId, tuple[VectorRecord, ...]] = {}
+    embedded = 0
+    if embeddings is not None and vectors is not None:
+        todo: list[Entity] = []
+        for tenant_id, held in by_tenant.items():
+            todo.extend(await _needing_vectors(list(held.values()), tenant_id, graph, vectors))
+        total = len(todo)
+        done: list[VectorRecord] = []
+        for start in range(0, total, batch_size):
+            done.extend(await embed_entity_names(todo[start : start + batch_size], embeddings))
+            if on_progress is not None:
+                on_progress(len(done), total)
+        if on_progress is not None and not total:
+            on_progress(0, 0)
+        embedded = len(done)
+        for record in done:
+            records[record.tenant_id] = (*records.get(record.tenant_id, ()), record)
+
+    now = datetime.now(UTC)
+    events: list[Event] = []
+    for tenant_id, held in by_tenant.items():
+        events.append(
+            DocumentExtracted(
+                event_id=uuid4(),
+                tenant_id=tenant_id,
+                source_id=SourceId(source_id),
+                occurred_at=now,
+                domain=_IMPORT_ORIGIN,
+                model=_IMPORT_ORIGIN,
+                entities=tuple(held.values()),
+                relationships=tuple(edges_by_tenant.pop(tenant_id, ())),
+            )
+        )
+        if embeddings is not None and records.get(tenant_id):
+            events.append(
+                EntitiesEmbedded(
+                    event_id=uuid4(),
+                    tenant_id=tenant_id,
+                    occurred_at=now,
+                    model=embeddings.model,
+                    dimension=embeddings.dimension,
+                    records=records[tenant_id],
+                )
+            )
+    if edges_by_tenant:
+        stray = next(iter(edges_by_tenant.values()))[0]
+        raise ValueError(
+            f"relationship {stray.id} belongs to tenant {stray.tenant_id}, "
+            "which none of the entities does"
+        )
+
+    await record_and_project(events, event_log=event_log, graph=graph, vectors=vectors)
+    return ImportReport(
+        entities=distinct,
+        duplicates=len(batch) - distinct,
+        relationships=len(edges),
+        embedded=embedded,
+        already_embedded=(distinct - embedded) if embeddings is not None else 0,
+    )
+
+
+async def _needing_vectors(
+    entities: list[Entity], tenant_id: TenantId, graph: GraphStore, vectors: VectorStore
+) -> list[Entity]:
+    """The entities whose name the store has no vector for, as the graph holds it."""
+    held = {
+        entity.id: entity
+        for entity in await graph.get_entities([entity.id for entity in entities], tenant_id)
+    }
+    needing: list[Entity] = []
+    for entity in entities:
+        stored = held.get(entity.id)
+        if (
+            stored is not None
+            and stored.name == entity.name
+            and stored.entity_type == entity.entity_type
+            and await vectors.get(entity.id, tenant_id) is not None
+        ):
+            continue
+        needing.append(entity)
+    return needing
+
+
+async def delete_entity(
+    entity_id: EntityId,
+    tenant_id: TenantId,
+    *,
+    graph: GraphWriter,
+    vectors: VectorWriter | None = None,
+) -> bool:
+    """Remove an entity from both channels: the graph (with its relationships) and its vector.
+
+    The graph goes first, so a failure in between leaves at worst a vector
+    whose entity is gone, which retrieval never returns; calling again
+    finishes the job. `True` if either store held the entity.
+
+    This writes to the stores, not to an event log: replaying a log that
+    recorded the entity brings it back.
+    """
+    check_entity_id(entity_id), check_tenant_id(tenant_id)
+    check_collaborator(graph, GraphWriter, argument="graph")
+    if vectors is not None:
+        check_collaborator(vectors, VectorWriter, argument="vectors")
+    removed = await graph.delete_entity(entity_id, tenant_id)
+    if vectors is not None:
+        removed = await vectors.delete(entity_id, tenant_id) or removed
+    return removed

@@ -1,0 +1,102 @@
+"""Which pairs are worth scoring: an inverted index over the profiles of one pass.
+
+Pure. Each profile is keyed by the soundex and the four-letter prefix of
+every token of every name it has (initials excepted), by the same of its
+first and last tokens each with the other's initial (so "J. Doe" ranks
+"John Doe" above every other Doe), and by each of its property values.
+Keys never cross entity types, and there is no type key (it would make
+every same-type pair a candidate). Each profile keeps the `limit` others
+it shares most keys with.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter, defaultdict
+from typing import TYPE_CHECKING, Final
+
+import jellyfish
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Sequence
+
+    from redstring.consolidation.features import Profile
+    from redstring.domain.ids import EntityId
+
+#: How many candidates each profile keeps, best first.
+CANDIDATE_LIMIT: Final = 12
+
+#: A key held by more profiles than this says too little to block on.
+MAX_BLOCK: Final = 1_000
+
+_TOKEN_PREFIX: Final = 4
+
+
+def _token_keys(token: str) -> list[str]:
+    keys = [f"p:{token[:_TOKEN_PREFIX]}"]
+    letters = "".join(
+        c for c in unicodedata.normalize("NFKD", token) if c.isascii() and c.isalpha()
+    )
+    if letters:
+        keys.append(f"s:{jellyfish.soundex(letters)}")
+    return keys
+
+
+def profile_keys(profile: Profile) -> set[str]:
+    """Every key `profile` is indexed under, each prefixed by its entity type."""
+    keys: set[str] = set()
+    for form in profile.names:
+        for token in form.tokens:
+            if len(token) > 1:
+                keys.update(_token_keys(token))
+        if len(form.tokens) > 1:
+            first, last = form.tokens[0], form.tokens[-1]
+            for initial, other in ((first, last), (last, first)):
+                if len(other) > 1:
+                    keys.update(f"i:{initial[0]}|{key}" for key in _token_keys(other))
+    for key, value in profile.properties.items():
+        keys.add(f"v:{key}={value}")
+    return {f"{profile.entity_type}\x1f{key}" for key in keys}
+
+
+def candidate_pairs(
+    profiles: Sequence[Profile],
+    *,
+    focus: Collection[EntityId] | None = None,
+    limit: int = CANDIDATE_LIMIT,
+    max_block: int = MAX_BLOCK,
+) -> list[tuple[int, int]]:
+    """The pairs of positions in `profiles` worth scoring, each once, `(i, j)` with `i < j`.
+
+    A profile's candidates are the others it shares the most keys with, at
+    most `limit`, ties broken by position; a pair is kept when either side
+    keeps the other. With `focus`, only profiles whose id is in it look for
+    candidates (against every profile). Sorted, so the result is
+    deterministic for a given order of `profiles`.
+
+    Raises:
+        ValueError: `limit` or `max_block` is below 1.
+    """
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit}")
+    if max_block < 1:
+        raise ValueError(f"max_block must be at least 1, got {max_block}")
+    keys_of = [profile_keys(profile) for profile in profiles]
+    blocks: defaultdict[str, list[int]] = defaultdict(list)
+    for position, keys in enumerate(keys_of):
+        for key in keys:
+            blocks[key].append(position)
+    pairs: set[tuple[int, int]] = set()
+    for position, keys in enumerate(keys_of):
+        if focus is not None and profiles[position].entity_id not in focus:
+            continue
+        shared: Counter[int] = Counter()
+        for key in keys:
+            members = blocks[key]
+            if len(members) <= max_block:
+                shared.update(members)
+        del shared[position]
+        ranked = sorted(shared.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        for other, _ in ranked:
+            pairs.add((min(position, other), max(position, other)))
+    return sorted(pairs)

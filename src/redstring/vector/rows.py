@@ -1,0 +1,353 @@
+"""One tenant's vectors as rows of a growable float32 matrix, changed in place.
+
+The in-memory store holds every tenant this way, and the SQLite store caches
+the tenants it has searched this way, applying its own writes to the cache
+instead of reloading the tenant. Keys are whatever the store keys rows by
+(an `EntityId`, or its text); per-row metadata is opaque here (a dict, or its
+JSON text), read back through the store's own function.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final, overload
+
+import numpy as np
+
+from redstring.vector.exact import NO_TYPE, rank_rows, row_norms, search_exactly
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Collection
+
+    from numpy.typing import NDArray
+
+    from redstring.domain.ids import EntityId
+    from redstring.domain.vector import VectorMatch
+    from redstring.vector.adapters.hnsw import HnswIndex
+
+_INITIAL_CAPACITY = 64
+
+DEFAULT_ANN_THRESHOLD: Final = 200_000
+"""Rows a tenant needs before its search goes through an approximate index.
+
+Below it every search is exact (at 100,000 rows an exact search is about
+1.2x the bare numpy floor); at or above it, with the `ann` extra installed,
+candidates come from an HNSW index and are rescored exactly. See ADR 0026.
+"""
+
+#: A type filter keeping less of the tenant than this is searched exactly,
+#: over the rows it keeps: over-fetching from the index would need too many.
+ANN_MIN_SHARE: Final = 0.05
+#: How many more candidates than needed to fetch from the index, at least.
+_OVERFETCH: Final = 2
+
+
+def check_ann_threshold(threshold: int | None) -> int | None:
+    """Return `threshold`, or raise `ValueError` unless it is `None` or a positive `int`."""
+    if threshold is not None and (
+        isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1
+    ):
+        raise ValueError(f"ann_threshold must be a positive integer or None, got {threshold!r}")
+    return threshold
+
+
+class _Subset(Sequence["EntityId"]):
+    """`ids` seen through `rows`: the ids of a filtered subset of a tenant."""
+
+    __slots__ = ("_ids", "_rows")
+
+    def __init__(self, ids: Sequence[EntityId], rows: NDArray[np.intp]) -> None:
+        self._ids, self._rows = ids, rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> EntityId: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[EntityId]: ...
+
+    def __getitem__(self, index: int | slice) -> EntityId | list[EntityId]:
+        if isinstance(index, slice):
+            return [self._ids[int(row)] for row in self._rows[index]]
+        return self._ids[int(self._rows[index])]
+
+
+class TenantRows[K, M]:
+    """A tenant's rows: a growable matrix plus the per-row bookkeeping.
+
+    `matrix[:len(self)]`, `norms[:len(self)]` and `type_codes[:len(self)]`
+    are the live rows, in the order of `keys`. Not thread-safe.
+    """
+
+    __slots__ = (
+        "_ann",
+        "_rows",
+        "ann_threshold",
+        "keys",
+        "matrix",
+        "metadata",
+        "norms",
+        "type_codes",
+        "types",
+    )
+
+    def __init__(
+        self,
+        dimension: int,
+        *,
+        capacity: int = _INITIAL_CAPACITY,
+        ann_threshold: int | None = None,
+    ) -> None:
+        self.ann_threshold = ann_threshold
+        self._ann: HnswIndex | None = None
+        self.matrix = np.empty((capacity, dimension), dtype=np.float32)
+        self.norms = np.empty(capacity, dtype=np.float32)
+        self.type_codes = np.empty(capacity, dtype=np.int32)
+        self.keys: list[K] = []
+        self.metadata: list[M] = []
+        self.types: dict[str, int] = {}
+        self._rows: dict[K, int] | None = {}
+
+    @classmethod
+    def loaded(
+        cls,
+        keys: list[K],
+        matrix: NDArray[np.float32],
+        entity_types: Sequence[str | None],
+        metadata: list[M],
+        *,
+        ann_threshold: int | None = None,
+    ) -> TenantRows[K, M]:
+        """Rows built from a whole tenant read at once; `matrix` is kept, not copied."""
+        rows: TenantRows[K, M] = cls(matrix.shape[1], capacity=0, ann_threshold=ann_threshold)
+        rows.matrix = matrix
+        rows.norms = row_norms(matrix)
+        rows.type_codes = np.fromiter(
+            (NO_TYPE if name is None else rows.types.setdefault(name, len(rows.types))
+             for name in entity_types),
+            dtype=np.int32,
+            count=len(keys),
+        )  # fmt: skip
+        rows.keys, rows.metadata = keys, metadata
+        # The key -> row index is built on the first write: a tenant loaded
+        # only to be searched never needs it.
+        rows._rows = None
+        return rows
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    @property
+    def rows(self) -> dict[K, int]:
+        """Each key's row."""
+        if self._rows is None:
+            self._rows = {key: row for row, key in enumerate(self.keys)}
+        return self._rows
+
+    def type_code(self, entity_type: str | None) -> int:
+        """The code of `entity_type`, allocating one for a type not seen before."""
+        if entity_type is None:
+            return NO_TYPE
+        return self.types.setdefault(entity_type, len(self.types))
+
+    def allowed_types(self, entity_types: Sequence[str] | None) -> list[int] | None:
+        """The codes of `entity_types` this tenant has; `None` for no filter."""
+        if entity_types is None:
+            return None
+        return [self.types[name] for name in entity_types if name in self.types]
+
+    def _grow(self, needed: int, keep: int) -> None:
+        capacity = len(self.matrix)
+        if needed <= capacity:
+            return
+        # A bulk write gets exactly what it needs; appends grow by half again,
+        # so the slack never exceeds a third of the matrix.
+        capacity = max(needed, capacity + capacity // 2)
+        matrix = np.empty((capacity, self.matrix.shape[1]), dtype=np.float32)
+        matrix[:keep] = self.matrix[:keep]
+        norms = np.empty(capacity, dtype=np.float32)
+        norms[:keep] = self.norms[:keep]
+        type_codes = np.empty(capacity, dtype=np.int32)
+        type_codes[:keep] = self.type_codes[:keep]
+        self.matrix, self.norms, self.type_codes = matrix, norms, type_codes
+
+    def put_many(
+        self,
+        keys: Sequence[K],
+        vectors: NDArray[np.float32],
+        entity_types: Sequence[str | None],
+        metadata: Sequence[M],
+    ) -> None:
+        """Write rows for distinct `keys`, replacing the rows they already have.
+
+        Everything that can fail (growing the arrays) runs before the first
+        row changes.
+        """
+        index = self.rows
+        kept = len(self)
+        new = sum(1 for key in keys if key not in index)
+        self._grow(kept + new, kept)
+        codes = [self.type_code(entity_type) for entity_type in entity_types]
+        if new == len(keys):
+            # Only new keys (a bulk load): append in one slice, no per-row lookups.
+            end = kept + new
+            index.update(zip(keys, range(kept, end), strict=True))
+            self.keys.extend(keys)
+            self.metadata.extend(metadata)
+            self.matrix[kept:end] = vectors
+            self.norms[kept:end] = row_norms(vectors)
+            self.type_codes[kept:end] = codes
+            if self._ann is not None:
+                self._ann.put(np.arange(kept, end, dtype=np.intp), vectors)
+            return
+        rows = np.empty(len(keys), dtype=np.intp)
+        for position, (key, entry) in enumerate(zip(keys, metadata, strict=True)):
+            row = index.get(key)
+            if row is None:
+                row = index[key] = len(self.keys)
+                self.keys.append(key)
+                self.metadata.append(entry)
+            else:
+                self.metadata[row] = entry
+            rows[position] = row
+        self.matrix[rows] = vectors
+        self.norms[rows] = row_norms(vectors)
+        self.type_codes[rows] = codes
+        if self._ann is not None:
+            self._ann.put(rows, vectors)
+
+    def remove(self, key: K) -> bool:
+        """Drop the key's row, moving the last row into its place. `True` if it was there."""
+        index = self.rows
+        row = index.pop(key, None)
+        if row is None:
+            return False
+        last = len(self) - 1
+        if row != last:
+            moved = self.keys[last]
+            self.matrix[row] = self.matrix[last]
+            self.norms[row] = self.norms[last]
+            self.type_codes[row] = self.type_codes[last]
+            self.keys[row] = moved
+            self.metadata[row] = self.metadata[last]
+            index[moved] = row
+            if self._ann is not None:
+                self._ann.put(np.array([row], dtype=np.intp), self.matrix[row : row + 1])
+        if self._ann is not None:
+            self._ann.remove(last)
+        self.keys.pop()
+        self.metadata.pop()
+        return True
+
+    # -- search ---------------------------------------------------------------
+
+    def ann_index(self) -> HnswIndex | None:
+        """The approximate index, built now if the tenant has reached the threshold.
+
+        `None` below the threshold, when no threshold was set, or without the
+        `ann` extra (the search is then exact).
+        """
+        if self.ann_threshold is None or len(self) < self.ann_threshold:
+            self._ann = None
+            return None
+        if self._ann is None:
+            try:
+                from redstring.vector.adapters.hnsw import HnswIndex
+            except ImportError:
+                return None
+            size = len(self)
+            index = HnswIndex(self.matrix.shape[1], capacity=size + size // 4)
+            index.put(np.arange(size, dtype=np.intp), self.matrix[:size])
+            self._ann = index
+        return self._ann
+
+    def search(
+        self,
+        ids: Sequence[EntityId],
+        metadata: Callable[[int], dict[str, Any]],
+        query: NDArray[np.float64],
+        *,
+        k: int,
+        allowed_types: Collection[int] | None,
+        min_score: float | None,
+    ) -> list[VectorMatch]:
+        """The `k` best matches: exact below the ANN threshold, else via the index.
+
+        Through the index, candidates are rescored exactly and filtered before
+        `k`; if too few survive the filters, more are fetched, and in the end
+        the search falls back to exact. A type filter that keeps less than
+        `ANN_MIN_SHARE` of the tenant is searched exactly over the rows it keeps.
+        """
+        size = len(self)
+        index = self.ann_index() if k and size else None
+        if index is not None and (allowed_types is None or allowed_types):
+            found = self._search_with(index, ids, metadata, query, k, allowed_types, min_score)
+            if found is not None:
+                return found
+        return search_exactly(
+            self.matrix[:size],
+            self.norms[:size],
+            self.type_codes[:size],
+            ids,
+            metadata,
+            query,
+            k=k,
+            allowed_types=allowed_types,
+            min_score=min_score,
+        )
+
+    def _search_with(
+        self,
+        index: HnswIndex,
+        ids: Sequence[EntityId],
+        metadata: Callable[[int], dict[str, Any]],
+        query: NDArray[np.float64],
+        k: int,
+        allowed_types: Collection[int] | None,
+        min_score: float | None,
+    ) -> list[VectorMatch] | None:
+        """The search through `index`, or `None` when it should be exact instead."""
+        size = len(self)
+        allowed: NDArray[np.bool_] | None = None
+        share = 1.0
+        if allowed_types is not None:
+            allowed = np.isin(self.type_codes[:size], list(allowed_types))
+            share = float(np.count_nonzero(allowed)) / size
+            if share < ANN_MIN_SHARE:
+                rows = np.flatnonzero(allowed)
+                return search_exactly(
+                    self.matrix[rows],
+                    self.norms[rows],
+                    self.type_codes[rows],
+                    _Subset(ids, rows),
+                    lambda row: metadata(int(rows[row])),
+                    query,
+                    k=k,
+                    allowed_types=None,
+                    min_score=min_score,
+                )
+        fetch = min(size, math.ceil(k * _OVERFETCH / share) + 10)
+        query32 = query.astype(np.float32)
+        while True:
+            candidates = index.nearest(query32, fetch)
+            if candidates is None:
+                return None
+            if allowed is not None:
+                candidates = candidates[allowed[candidates]]
+            matches = rank_rows(self.matrix, ids, metadata, query, candidates, k, min_score)
+            if len(matches) >= k or (min_score is not None and len(matches) < len(candidates)):
+                return matches
+            if fetch >= size:
+                return None
+            fetch = min(size, fetch * 4)
+
+
+def latest_by_key[T](keys: Sequence[T]) -> list[int]:
+    """The index of the last occurrence of each distinct key, in first-seen order."""
+    latest: dict[T, int] = {}
+    for position, key in enumerate(keys):
+        latest[key] = position
+    return list(latest.values())

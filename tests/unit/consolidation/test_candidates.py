@@ -1,0 +1,58 @@
+"""Which pairs a pass scores."""
+
+from __future__ import annotations
+
+import pytest
+
+from redstring.consolidation.candidates import candidate_pairs, profile_keys
+from redstring.consolidation.features import profile_of
+from tests.factories import make_entity
+
+
+def _profiles(*names: str, entity_type: str = "person") -> list:  # type: ignore[type-arg]
+    return [profile_of(make_entity(name=name, entity_type=entity_type)) for name in names]
+
+
+def test_reordered_names_and_initials_are_candidates() -> None:
+    profiles = _profiles("John Doe", "Doe, John", "J. Doe", "Mary Major")
+    assert candidate_pairs(profiles) == [(0, 1), (0, 2), (1, 2)]
+
+
+def test_keys_never_cross_entity_types_and_there_is_no_type_key() -> None:
+    person, place = (
+        profile_of(make_entity(name="Paris")),
+        profile_of(make_entity(name="Paris", entity_type="place")),
+    )
+    assert candidate_pairs([person, place]) == []
+    assert not any(key.endswith("t:person") for key in profile_keys(person))
+
+
+def test_a_shared_property_value_makes_a_candidate() -> None:
+    profiles = [
+        profile_of(make_entity(name="Xavier", properties={"dob": "1815"})),
+        profile_of(make_entity(name="Quentin", properties={"dob": "1815"})),
+    ]
+    assert candidate_pairs(profiles) == [(0, 1)]
+
+
+def test_the_limit_keeps_those_sharing_most_keys() -> None:
+    profiles = _profiles("J. Doe", "Mary Doe", "John Doe", "Adam Doe")
+    assert candidate_pairs(profiles, focus={profiles[0].entity_id}, limit=1) == [(0, 2)]
+
+
+def test_a_block_larger_than_max_block_is_ignored() -> None:
+    profiles = _profiles("Doe", "Doe", "Doe")
+    assert candidate_pairs(profiles, max_block=2) == []
+    assert candidate_pairs(profiles, max_block=3) == [(0, 1), (0, 2), (1, 2)]
+
+
+def test_focus_limits_who_looks_but_not_who_is_found() -> None:
+    profiles = _profiles("John Doe", "John Doe", "John Doe")
+    assert candidate_pairs(profiles, focus={profiles[2].entity_id}) == [(0, 2), (1, 2)]
+
+
+def test_a_limit_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="limit"):
+        candidate_pairs([], limit=0)
+    with pytest.raises(ValueError, match="max_block"):
+        candidate_pairs([], max_block=0)

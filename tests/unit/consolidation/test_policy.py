@@ -1,0 +1,114 @@
+"""Weighing evidence into the merge, ask and apart bands."""
+
+from __future__ import annotations
+
+import pytest
+
+from redstring.consolidation.features import (
+    Agreement,
+    PairFeatures,
+    PropertyComparison,
+)
+from redstring.consolidation.policy import MergeBand, MergePolicy, assess
+
+
+def _features(**overrides: object) -> PairFeatures:
+    fields: dict[str, object] = {
+        "name": 1.0,
+        "weak_name": False,
+        "abbreviated": False,
+        "properties": (),
+        "shared_neighbours": 0,
+        "cosine": None,
+    }
+    fields.update(overrides)
+    return PairFeatures(**fields)  # type: ignore[arg-type]
+
+
+def _equal(key: str = "dob", frequency: float = 0.001) -> PropertyComparison:
+    return PropertyComparison(key=key, agreement=Agreement.EQUAL, frequency=frequency)
+
+
+def test_band_values_are_a_wire_format() -> None:
+    assert [band.value for band in MergeBand] == ["merge", "ask", "apart"]
+    assert [a.value for a in Agreement] == ["equal", "near", "different"]
+
+
+def test_an_equal_two_token_name_merges_on_its_own() -> None:
+    assessment = assess(_features(), MergePolicy())
+    assert assessment.band is MergeBand.MERGE
+    assert assessment.score == pytest.approx(1 / (1 + 2**-4.6))
+
+
+def test_a_weak_name_never_merges_on_name_evidence_alone() -> None:
+    policy = MergePolicy(weak_name_levels=((0.0, 20.0),))
+    assert assess(_features(weak_name=True), policy).band is MergeBand.ASK
+    supported = _features(weak_name=True, properties=(_equal(),))
+    assert assess(supported, policy).band is MergeBand.MERGE
+    neighbours = _features(weak_name=True, shared_neighbours=1)
+    assert assess(neighbours, policy).band is MergeBand.MERGE
+
+
+def test_names_too_far_apart_are_asked_about_however_strong_the_properties() -> None:
+    features = _features(name=0.5, properties=(_equal(), _equal("city")))
+    assert assess(features, MergePolicy()).band is MergeBand.ASK
+
+
+def test_a_disagreeing_property_leaves_a_typo_apart() -> None:
+    different = PropertyComparison(key="dob", agreement=Agreement.DIFFERENT, frequency=0.001)
+    features = _features(name=0.92, properties=(different,))
+    assert assess(features, MergePolicy()).band is MergeBand.APART
+
+
+def test_an_initial_merges_only_when_unambiguous() -> None:
+    features = _features(name=0.95, abbreviated=True)
+    assert assess(features, MergePolicy()).band is MergeBand.ASK
+    assert assess(features, MergePolicy(), unambiguous_initial=True).band is MergeBand.MERGE
+
+
+def test_an_abbreviated_exact_name_is_worth_no_more_than_a_close_one() -> None:
+    assert assess(_features(abbreviated=True), MergePolicy()).band is MergeBand.ASK
+
+
+def test_a_rare_equal_value_weighs_more_than_a_common_one_up_to_a_cap() -> None:
+    base = _features(name=0.85)
+    common = assess(_features(name=0.85, properties=(_equal(frequency=0.5),)), MergePolicy())
+    rare = assess(_features(name=0.85, properties=(_equal(frequency=1e-9),)), MergePolicy())
+    assert assess(base, MergePolicy()).score < common.score < rare.score
+    assert rare.score == pytest.approx(1 / (1 + 2 ** -(-3.4 - 2.2 + 10.0)))
+
+
+def test_cosine_adds_from_its_threshold() -> None:
+    policy = MergePolicy()
+    below = assess(_features(name=0.9, cosine=0.9499), policy).score
+    at = assess(_features(name=0.9, cosine=0.95), policy).score
+    assert at > below
+
+
+def test_near_values_and_the_reason_say_what_counted() -> None:
+    near = PropertyComparison(key="dob", agreement=Agreement.NEAR, frequency=0.001)
+    features = _features(name=0.96, properties=(near,), shared_neighbours=2)
+    assessment = assess(features, MergePolicy())
+    assert assessment.reason == "names 0.96; dob near; 2 shared neighbours"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("merge_at", 1.5), ("ask_at", -0.1), ("min_name_similarity", 2.0)]
+)
+def test_a_band_outside_zero_to_one_is_refused(field: str, value: float) -> None:
+    with pytest.raises(ValueError, match=field):
+        MergePolicy(**{field: value})  # type: ignore[arg-type]
+
+
+def test_ask_above_merge_is_refused() -> None:
+    with pytest.raises(ValueError, match="ask_at"):
+        MergePolicy(merge_at=0.5, ask_at=0.6)
+
+
+def test_equal_bands_are_allowed() -> None:
+    assert MergePolicy(merge_at=0.5, ask_at=0.5).ask_at == 0.5
+
+
+def test_a_similarity_below_every_level_takes_the_last_weight() -> None:
+    policy = MergePolicy(name_levels=((0.5, 9.0), (0.4, -7.0)))
+    assert assess(_features(name=0.1), policy).score == pytest.approx(1 / (1 + 2**10.4))

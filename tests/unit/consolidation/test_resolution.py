@@ -1,0 +1,140 @@
+"""One pass over profiles: bands, questions, closure."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from redstring.consolidation.adjudicator import MergeVerdict
+from redstring.consolidation.features import profile_of
+from redstring.consolidation.policy import MergePolicy
+from redstring.consolidation.resolution import QUESTION_BATCH, resolve_profiles
+from tests.factories import make_entity
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from redstring.consolidation.adjudicator import MergeQuestion
+    from redstring.consolidation.resolution import Resolution
+    from redstring.domain.entity import Entity
+    from redstring.domain.ids import EntityId
+
+
+class Scripted:
+    """Answers "same" for the names it is told, and records every batch."""
+
+    def __init__(self, same: set[frozenset[str]], *, short: bool = False) -> None:
+        self.same = same
+        self.short = short
+        self.batches: list[list[tuple[str, str]]] = []
+
+    async def adjudicate(self, questions: Sequence[MergeQuestion]) -> list[MergeVerdict | None]:
+        self.batches.append([(q.left.name, q.right.name) for q in questions])
+        if self.short:
+            return []
+        return [
+            MergeVerdict(same=frozenset({q.left.name, q.right.name}) in self.same, reason="told")
+            if q.left.name != "Unsure Person"
+            else None
+            for q in questions
+        ]
+
+
+async def _resolve(
+    entities: list[Entity],
+    *,
+    adjudicator: Scripted | None = None,
+    focus: set[EntityId] | None = None,
+) -> Resolution:
+    profiles = [profile_of(entity) for entity in entities]
+    return await resolve_profiles(
+        entities, profiles, policy=MergePolicy(), adjudicator=adjudicator, focus=focus
+    )
+
+
+async def test_strong_pairs_merge_and_chains_close() -> None:
+    entities = [
+        make_entity(name=name, properties={"dob": "18151210"})
+        for name in ("Ada Lovelace", "Lovelace, Ada", "Dr Ada Lovelace", "Charles Babbage")
+    ]
+    resolution = await _resolve(entities)
+    assert resolution.clusters == [[0, 1, 2]]
+    assert len(resolution.links) == 2
+    assert resolution.asked == 0
+
+
+async def test_bare_surnames_of_different_people_never_merge() -> None:
+    entities = [make_entity(name=name) for name in ("Smith", "Smith", "John Smith", "Jane Smith")]
+    assert (await _resolve(entities)).clusters == []
+
+
+async def test_the_middle_band_goes_to_the_adjudicator_and_only_same_merges() -> None:
+    entities = [
+        make_entity(name=name) for name in ("John Smith", "Jon Smith", "John Smyth", "Mary Major")
+    ]
+    adjudicator = Scripted({frozenset({"John Smith", "Jon Smith"})})
+    resolution = await _resolve(entities, adjudicator=adjudicator)
+    assert resolution.clusters == [[0, 1]]
+    assert resolution.asked == sum(len(batch) for batch in adjudicator.batches) > 1
+    assert [link.reason for link in resolution.links] == ["names 0.97; adjudicated: told"]
+
+
+async def test_without_an_adjudicator_the_middle_band_is_left_apart() -> None:
+    entities = [make_entity(name=name) for name in ("Jon Smith", "John Smith")]
+    resolution = await _resolve(entities)
+    assert resolution.clusters == []
+    assert resolution.candidates == 1
+
+
+async def test_a_pair_already_joined_through_others_is_not_asked() -> None:
+    entities = [
+        make_entity(name="John Smith"),
+        make_entity(name="John Smith", properties={"dob": "18151210"}),
+        make_entity(name="Jon Smith", properties={"dob": "18151210"}),
+        *(make_entity(name=f"Mary Major{n}", properties={"dob": str(n)}) for n in range(3)),
+    ]
+    adjudicator = Scripted(set())
+    resolution = await _resolve(entities, adjudicator=adjudicator)
+    assert resolution.clusters[0] == [0, 1, 2]
+    assert ("John Smith", "Jon Smith") not in {
+        pair for batch in adjudicator.batches for pair in batch
+    }
+
+
+async def test_an_answer_list_of_the_wrong_length_counts_as_no_answer() -> None:
+    entities = [make_entity(name=name) for name in ("Jon Smith", "John Smith")]
+    resolution = await _resolve(entities, adjudicator=Scripted(set(), short=True))
+    assert (resolution.asked, resolution.unanswered, resolution.clusters) == (1, 1, [])
+
+
+async def test_questions_go_in_batches_best_score_first() -> None:
+    entities = [
+        make_entity(name="John Smith", properties={"n": chr(0x4E00 + index)})
+        for index in range(QUESTION_BATCH)
+    ]
+    adjudicator = Scripted(set())
+    resolution = await _resolve(entities, adjudicator=adjudicator)
+    sizes = [len(batch) for batch in adjudicator.batches]
+    assert sizes[0] == QUESTION_BATCH
+    assert len(sizes) > 1
+    assert resolution.asked == sum(sizes) == resolution.candidates
+
+
+async def test_focus_only_pairs_the_focused() -> None:
+    entities = [make_entity(name="Ada Lovelace") for _ in range(3)]
+    resolution = await _resolve(entities, focus={entities[2].id})
+    assert resolution.clusters == [[0, 1, 2]]
+    assert resolution.candidates == 2
+
+
+async def test_entities_and_profiles_must_pair_up() -> None:
+    with pytest.raises(ValueError, match="pair up"):
+        await resolve_profiles([make_entity()], [], policy=MergePolicy())
+
+
+async def test_an_initial_merges_with_the_only_full_name_it_fits() -> None:
+    alone = [make_entity(name="J. Smith"), make_entity(name="John Smith")]
+    assert (await _resolve(alone)).clusters == [[0, 1]]
+    ambiguous = [*alone, make_entity(name="Jane Smith")]
+    assert (await _resolve(ambiguous)).clusters == []
