@@ -257,27 +257,27 @@ async def real_recall(dsn: str) -> None:
     )
 
 
-async def million(dsn: str) -> None:
+async def million(dsn: str, total: int = 1_000_000) -> None:
     loaded = real_names()
     if loaded is None:
         return
     base_names, base_vectors = loaded
     rng = np.random.default_rng(1)
     pick = random.Random(3)
-    copies = -(-1_000_000 // len(base_names))
+    copies = -(-total // len(base_names))
     tenant = TenantId(uuid4())
     schema = f"bench_million_{uuid4().hex[:8]}"
     noise = 0.02 / np.sqrt(DIMENSION)
     table: dict[str, np.ndarray] = {}
     queries: list[str] = []
-    print(f"\n1,000,000 entities ({copies} noisy variants of each real name vector)")
+    print(f"\n{total:,} entities ({copies} noisy variants of each real name vector)")
     async with (
         PostgresGraphStore(dsn, schema=schema) as graph,
         PostgresVectorStore(dsn, dimension=DIMENSION, schema=schema) as exact,
     ):
         written, graph_seconds, vector_seconds = 0, 0.0, 0.0
         for copy in range(copies):
-            count = min(len(base_names), 1_000_000 - written)
+            count = min(len(base_names), total - written)
             jitter = rng.normal(scale=noise, size=base_vectors.shape).astype(np.float32)
             variants = (base_vectors + jitter if copy else base_vectors)[:count]
             built = build(tenant, [f"{name} {copy}" for name in base_names[:count]])
@@ -322,12 +322,12 @@ async def million(dsn: str) -> None:
             )
 
 
-async def main(dsn: str, sizes: list[int], with_million: bool) -> None:
+async def main(dsn: str, sizes: list[int], with_million: bool, million_size: int) -> None:
     for size in sizes:
         await one_size(dsn, size)
     await real_recall(dsn)
     if with_million:
-        await million(dsn)
+        await million(dsn, million_size)
 
 
 if __name__ == "__main__":
@@ -335,6 +335,12 @@ if __name__ == "__main__":
     parser.add_argument("--sizes", type=int, nargs="*", default=[100_000])
     parser.add_argument("--million", action="store_true", help="also run the 1M HNSW step")
     parser.add_argument("--dsn", help="use this server instead of starting one")
+    parser.add_argument(
+        "--million-size",
+        type=int,
+        default=1_000_000,
+        help="how many entities the --million step loads (a smaller machine's largest)",
+    )
     arguments = parser.parse_args()
     server, home = None, None
     if arguments.dsn is None:
@@ -342,7 +348,7 @@ if __name__ == "__main__":
     else:
         dsn = arguments.dsn
     try:
-        asyncio.run(main(dsn, arguments.sizes, arguments.million))
+        asyncio.run(main(dsn, arguments.sizes, arguments.million, arguments.million_size))
     finally:
         if server is not None:
             server.cleanup()  # type: ignore[attr-defined]

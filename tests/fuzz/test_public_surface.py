@@ -452,10 +452,11 @@ async def _probe(instance: Any, world: World) -> None:
     for method in _public_methods(type(instance)):
         function = getattr(instance, method)
         signature = inspect.signature(function)
+        overrides = OVERRIDES.get(type(instance).__name__, {})
         keywords = {
             name: make(world)
             for name in signature.parameters
-            if (make := VALID.get(name)) is not None
+            if (make := overrides.get(name) or VALID.get(name)) is not None
         }
         result = function(**keywords)
         if inspect.isawaitable(result):

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 from redstring.domain.exceptions import MissingEntityError
-from redstring.domain.ids import EntityId
+from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.limits import MAX_CACHE_SIZE
 from redstring.domain.merging import check_merge
 from redstring.domain.names import (
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from redstring.domain.entity import Entity
-    from redstring.domain.ids import RelationshipId, TenantId
+    from redstring.domain.ids import RelationshipId
 
 #: The layout this module reads and writes, recorded in the schema's `meta` table.
 SCHEMA_VERSION: Final = 1
@@ -158,6 +158,12 @@ class _Sql:
         self.purge_generation = f"""
             UPDATE {s}.graph_tenants SET generation = fresh.value, reset = fresh.value
             FROM (SELECT nextval('{sequence}') AS value) AS fresh WHERE tenant_id = $1"""
+        self.count_entities = (
+            f"SELECT tenant_id, count(*) FROM {s}.graph_entities GROUP BY tenant_id"
+        )
+        self.count_relationships = (
+            f"SELECT tenant_id, count(*) FROM {s}.graph_relationships GROUP BY tenant_id"
+        )
         self.generation = f"SELECT generation, reset FROM {s}.graph_tenants WHERE tenant_id = $1"
         self.forget_deletions = f"""
             DELETE FROM {s}.graph_deletions
@@ -306,7 +312,13 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
     mid-batch; reads return copies, so a caller can never reach what the
     store holds.
 
-    Blocking-key reads, the lexical channel's hot path, keep up to
+    With `read_only=True` (and a `dsn`) nothing is created or written: a
+    schema that holds no redstring graph is refused on first use with
+    `StoreError`, and so is every write.
+
+    Name-candidate reads count on each tenant's name index, held in process
+    and brought up to date before each read (ADR 0037). Blocking-key reads
+    keep up to
     `cache_size` parsed entities in process, each with the revision it was
     read at: a read fetches every matching entity's current revision, and
     the text of only those whose revision this store does not hold.
@@ -328,6 +340,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         schema: str = DEFAULT_SCHEMA,
         pool_size: int = DEFAULT_POOL_SIZE,
         cache_size: int = DEFAULT_CACHE_SIZE,
+        read_only: bool = False,
     ) -> None:
         self._client = PostgresClient(
             dsn=dsn,
@@ -336,6 +349,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
             pool_size=pool_size,
             store="postgres graph store",
             resource=f"{type(self).__name__}(schema={schema!r})",
+            read_only=read_only,
         )
         check_integer(cache_size, argument="cache_size", minimum=0, maximum=MAX_CACHE_SIZE)
         self._sql = _Sql(self._client.schema)
@@ -598,6 +612,19 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         return int(status.rsplit(" ", 1)[-1])
 
     # -- reads ----------------------------------------------------------------
+
+    async def count_by_tenant(self) -> dict[TenantId, tuple[int, int]]:
+        """`(entities, relationships)` per tenant that holds any entity, from one snapshot."""
+        client = await self._prepare()
+        async with client.transaction(isolation="repeatable_read", readonly=True) as connection:
+            entities = await connection.fetch(self._sql.count_entities)
+            relationships = {
+                row[0]: row[1] for row in await connection.fetch(self._sql.count_relationships)
+            }
+        return {
+            TenantId(UUID(bytes=tenant.bytes)): (count, relationships.get(tenant, 0))
+            for tenant, count in entities
+        }
 
     async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
         """The entity, or `None` when the tenant holds no such id."""

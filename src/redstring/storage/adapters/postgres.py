@@ -66,7 +66,9 @@ class PostgresClient:
 
     Opens nothing until first used; closes only a pool it opened itself. The
     connections of a pool it opens start with `settings` (server parameters);
-    a caller's pool is used as it is.
+    a caller's pool is used as it is. With `read_only`, the pool's
+    connections refuse every write (the server's
+    `default_transaction_read_only`) and `ensure_tables` creates nothing.
     """
 
     def __init__(
@@ -79,9 +81,14 @@ class PostgresClient:
         store: str,
         resource: str,
         settings: dict[str, str] | None = None,
+        read_only: bool = False,
     ) -> None:
         if (dsn is None) == (pool is None):
             raise ValueError("give exactly one of dsn and pool")
+        if not isinstance(read_only, bool):
+            raise ValueError(f"read_only must be a bool, got {read_only!r}")
+        if read_only and pool is not None:
+            raise ValueError("read_only needs a dsn: a pool the caller owns is used as it is")
         if dsn is not None and (not isinstance(dsn, str) or not dsn.strip()):
             raise ValueError(f"dsn must be a non-blank connection string, got {dsn!r}")
         if pool is not None and not isinstance(pool, asyncpg.Pool):
@@ -94,6 +101,9 @@ class PostgresClient:
         self._pool = pool
         self._owns_pool = pool is None
         self._settings = dict(settings or {})
+        self.read_only = read_only
+        if read_only:
+            self._settings["default_transaction_read_only"] = "on"
         self._pool_size = pool_size
         self._closed = False
         self._opening = asyncio.Lock()
@@ -180,9 +190,21 @@ class PostgresClient:
         `version`. `statements` may use `{schema}`, replaced by the quoted
         schema name.
 
+        Read-only, nothing is created: a schema that holds no `component`
+        is refused.
+
         Raises:
-            StoreError: another layout version is recorded, or the database failed.
+            StoreError: another layout version is recorded, the store is
+                read-only and the schema holds no `component`, or the
+                database failed.
         """
+        if self.read_only:
+            settings = await self.recorded_settings(component)
+            recorded = settings.get("schema_version")
+            if recorded is None:
+                raise self.error(f"schema {self.schema!r} holds no redstring {component}")
+            self._check_version(component, recorded, version)
+            return settings
         async with self.transaction() as connection:
             await connection.execute("SELECT pg_advisory_xact_lock($1)", _DDL_LOCK)
             await connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
@@ -198,13 +220,25 @@ class PostgresClient:
                     await connection.execute(statement.format(schema=f'"{self.schema}"'))
                 await self.record_setting(connection, component, "schema_version", str(version))
                 settings["schema_version"] = str(version)
-            elif recorded != str(version):
-                newer = " (written by a newer redstring)" if int(recorded) > version else ""
-                raise self.error(
-                    f"the database holds {component} schema version {recorded}{newer}; "
-                    f"this redstring reads only version {version}"
-                )
+            else:
+                self._check_version(component, recorded, version)
             return settings
+
+    def _check_version(self, component: str, recorded: str, version: int) -> None:
+        if recorded != str(version):
+            newer = " (written by a newer redstring)" if int(recorded) > version else ""
+            raise self.error(
+                f"the database holds {component} schema version {recorded}{newer}; "
+                f"this redstring reads only version {version}"
+            )
+
+    async def recorded_settings(self, component: str) -> dict[str, str]:
+        """Every `(key, value)` recorded for `component`; `{}` when the schema has no `meta`."""
+        async with self.connection() as connection:
+            exists = await connection.fetchval(
+                "SELECT to_regclass(format('%I.meta', $1::text)) IS NOT NULL", self.schema
+            )
+            return await self.read_settings(connection, component) if exists else {}
 
     async def read_settings(self, connection: Connection, component: str) -> dict[str, str]:
         """Every `(key, value)` recorded for `component`."""

@@ -31,7 +31,7 @@ from uuid import UUID
 import numpy as np
 
 from redstring.domain.exceptions import DimensionMismatchError, EmbeddingModelMismatchError
-from redstring.domain.ids import EntityId
+from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.json_safety import check_json
 from redstring.domain.validation import (
     check_entity_id,
@@ -65,7 +65,6 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-    from redstring.domain.ids import TenantId
 
 #: The layout this module reads and writes, recorded in the schema's `meta` table.
 SCHEMA_VERSION: Final = 1
@@ -342,6 +341,9 @@ class _Sql:
             SELECT {x}.vector_send(embedding), metadata FROM {s}.vector_records
             WHERE tenant_id = $1 AND entity_id = $2"""
         self.generation = f"SELECT generation, reset FROM {s}.vector_tenants WHERE tenant_id = $1"
+        self.count_by_tenant = (
+            f"SELECT tenant_id, count(*) FROM {s}.vector_records GROUP BY tenant_id"
+        )
         self.rows_since = f"""
             SELECT entity_id, entity_type, metadata, {x}.vector_send(embedding)
             FROM {s}.vector_records WHERE tenant_id = $1 AND revision > $2"""
@@ -387,6 +389,10 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
     instead, for tenants too large to hold or scan (see `HnswIndex`); the
     store creates the index on first use. Each write is one transaction, so
     a batch is stored whole or not at all, even if the writer is killed.
+    With `read_only=True` (and a `dsn`) nothing is created, recorded or
+    written: a schema that holds no redstring vectors is refused on first
+    use with `StoreError`, and so is every write. `stored_settings` reads
+    what a schema records before a store is opened.
 
     Raises:
         ValueError: `dimension` is not a positive integer, `model` is blank,
@@ -410,6 +416,7 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
         index: HnswIndex | None = None,
         schema: str = DEFAULT_SCHEMA,
         pool_size: int = DEFAULT_POOL_SIZE,
+        read_only: bool = False,
     ) -> None:
         self._dimension = check_dimension(dimension)
         model = check_optional_name(model, argument="model")
@@ -432,6 +439,7 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
             store="postgres vector store",
             resource=f"{type(self).__name__}(schema={schema!r})",
             settings=None if index is None else _index_settings(index.ef_search),
+            read_only=read_only,
         )
         self._sql: _Sql | None = None
         self._ready = asyncio.Lock()
@@ -451,6 +459,36 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
     def _resource_name(self) -> str:
         return f"{type(self).__name__}(schema={self._client.schema!r})"
 
+    @staticmethod
+    async def stored_settings(
+        dsn: str, *, schema: str = DEFAULT_SCHEMA
+    ) -> tuple[int, str | None] | None:
+        """The `(dimension, model)` a schema's vectors were stored with, read-only.
+
+        `None` when the schema holds no vector store; the model is `None`
+        when no store that wrote it named one. Lets a caller choose the
+        embedding model before opening the store.
+
+        Raises:
+            ValueError: `dsn` is blank or `schema` is not a lower-case SQL identifier.
+            StoreError: the server cannot be reached or read.
+        """
+        client = PostgresClient(
+            dsn=dsn,
+            pool=None,
+            schema=schema,
+            pool_size=1,
+            store="postgres vector store",
+            resource="PostgresVectorStore.stored_settings",
+            read_only=True,
+        )
+        try:
+            settings = await client.recorded_settings(_COMPONENT)
+        finally:
+            await client.close()
+        dimension = settings.get("dimension")
+        return None if dimension is None else (int(dimension), settings.get("model"))
+
     async def _release(self) -> None:
         """Close the pool if the store opened it, and drop held tenants."""
         self._tenants.clear()
@@ -468,6 +506,8 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
 
     async def _create(self) -> _Sql:
         client = self._client
+        if client.read_only:
+            return await self._check_read_only()
         async with client.transaction() as connection:
             extension = await connection.fetchval(
                 "SELECT n.nspname FROM pg_extension AS e "
@@ -505,6 +545,32 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
                     sql.index.format(m=self._index.m, ef_construction=self._index.ef_construction)
                 )
         return sql
+
+    async def _check_read_only(self) -> _Sql:
+        """What `_create` checks, creating and recording nothing."""
+        client = self._client
+        settings = await client.ensure_tables(_COMPONENT, SCHEMA_VERSION, ())
+        async with client.connection() as connection:
+            extension = await connection.fetchval(
+                "SELECT n.nspname FROM pg_extension AS e "
+                "JOIN pg_namespace AS n ON n.oid = e.extnamespace WHERE e.extname = 'vector'"
+            )
+        if extension is None:
+            raise client.error("the database lacks the vector extension")
+        recorded = settings.get("dimension")
+        if recorded is not None and int(recorded) != self._dimension:
+            raise DimensionMismatchError(expected=int(recorded), actual=self._dimension)
+        held = settings.get("model")
+        if self._model is not None and held is not None and held != self._model:
+            raise EmbeddingModelMismatchError(store=client.store, expected=held, actual=self._model)
+        return _Sql(client.schema, str(extension), self._dimension)
+
+    async def count_by_tenant(self) -> dict[TenantId, int]:
+        """How many vectors each tenant holds, for every tenant that holds any."""
+        client, sql = await self._prepare()
+        async with client.connection() as connection:
+            rows = await connection.fetch(sql.count_by_tenant)
+        return {TenantId(UUID(bytes=tenant.bytes)): count for tenant, count in rows}
 
     # -- writes ---------------------------------------------------------------
 

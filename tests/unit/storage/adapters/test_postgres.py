@@ -11,12 +11,12 @@ import asyncpg
 import pytest
 
 import redstring
-from redstring.domain.exceptions import ClosedError, StoreError
+from redstring.domain.exceptions import ClosedError, EmbeddingModelMismatchError, StoreError
 from redstring.domain.limits import MAX_POOL_SIZE
 from redstring.events.adapters.postgres import PostgresEventLog
 from redstring.graph.adapters.postgres import PostgresGraphStore
 from redstring.storage.adapters.postgres import check_schema_name
-from redstring.testing.factories import TENANT, make_entity
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from redstring.vector.adapters.postgres import PostgresVectorStore
 
 if TYPE_CHECKING:
@@ -179,3 +179,82 @@ async def test_closing_while_the_pool_opens_leaves_no_pool_open(postgres: Postgr
     with pytest.raises(ClosedError, match="closed"):
         await reading
     assert store._client._pool is None
+
+
+async def test_counts_per_tenant_keep_two_tenants_with_the_same_ids_apart(
+    postgres: PostgresSchemas,
+) -> None:
+    schema = postgres.new_schema()
+    graph = postgres.graph_store(schema)
+    vectors = postgres.vector_store(4, schema)
+    ada, babbage = make_entity(name="Ada Lovelace"), make_entity(name="Charles Babbage")
+    twin = make_entity(id=ada.id, tenant_id=OTHER_TENANT, name="Ada Lovelace")
+    await graph.upsert_entities([ada, babbage, twin])
+    await graph.upsert_relationship(make_relationship(ada, babbage))
+    await vectors.upsert(ada.id, [1.0, 0.0, 0.0, 0.0], TENANT)
+    await vectors.upsert(ada.id, [0.0, 1.0, 0.0, 0.0], OTHER_TENANT)
+    await vectors.upsert(babbage.id, [0.0, 0.0, 1.0, 0.0], OTHER_TENANT)
+    assert await graph.count_by_tenant() == {TENANT: (2, 1), OTHER_TENANT: (1, 0)}
+    assert await vectors.count_by_tenant() == {TENANT: 1, OTHER_TENANT: 2}
+
+
+async def test_read_only_stores_refuse_an_empty_schema_and_leave_it_empty(
+    postgres: PostgresSchemas,
+) -> None:
+    schema = postgres.new_schema()
+    with pytest.raises(StoreError, match="holds no redstring graph"):
+        await postgres.graph_store(schema, read_only=True).count_by_tenant()
+    with pytest.raises(StoreError, match="holds no redstring vector"):
+        await postgres.vector_store(4, schema, read_only=True).count_by_tenant()
+    connection = await postgres.connect()
+    try:
+        assert (
+            await connection.fetchval(
+                "SELECT count(*) FROM pg_namespace WHERE nspname = $1", schema
+            )
+            == 0
+        )
+    finally:
+        await connection.close()
+
+
+async def test_read_only_stores_read_what_was_written_and_refuse_every_write(
+    postgres: PostgresSchemas,
+) -> None:
+    schema = postgres.new_schema()
+    ada = make_entity(name="Ada Lovelace")
+    await postgres.graph_store(schema).upsert_entity(ada)
+    await postgres.vector_store(4, schema, model="m").upsert(ada.id, [1.0, 0, 0, 0], TENANT)
+    graph = postgres.graph_store(schema, read_only=True)
+    vectors = postgres.vector_store(4, schema, read_only=True)
+    assert await graph.get_entity(ada.id, TENANT) == ada
+    assert await graph.find_name_candidates("Ada Lovelace", TENANT) == [ada]
+    assert [match.entity_id for match in await vectors.search([1.0, 0, 0, 0], TENANT)] == [ada.id]
+    with pytest.raises(StoreError, match="read-only"):
+        await graph.upsert_entity(make_entity(name="Grace Hopper"))
+    with pytest.raises(StoreError, match="read-only"):
+        await vectors.delete(ada.id, TENANT)
+    assert await graph.count_by_tenant() == {TENANT: (1, 0)}
+    with pytest.raises(EmbeddingModelMismatchError):
+        await postgres.vector_store(4, schema, model="other", read_only=True).count_by_tenant()
+
+
+async def test_stored_settings_name_the_dimension_and_model_or_none(
+    postgres: PostgresSchemas,
+) -> None:
+    named, unnamed, empty = (postgres.new_schema() for _ in range(3))
+    await postgres.vector_store(4, named, model="m").count_by_tenant()
+    await postgres.vector_store(3, unnamed).count_by_tenant()
+    await postgres.graph_store(empty).count_by_tenant()
+    settings = PostgresVectorStore.stored_settings
+    assert await settings(postgres.dsn, schema=named) == (4, "m")
+    assert await settings(postgres.dsn, schema=unnamed) == (3, None)
+    assert await settings(postgres.dsn, schema=empty) is None
+    assert await settings(postgres.dsn, schema=postgres.new_schema()) is None
+
+
+def test_read_only_is_refused_with_a_pool_the_caller_owns_or_as_a_non_bool() -> None:
+    with pytest.raises(ValueError, match="read_only must be a bool"):
+        PostgresGraphStore("postgresql://localhost/x", read_only="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="read_only needs a dsn"):
+        PostgresGraphStore(pool=object(), read_only=True)  # type: ignore[arg-type]
