@@ -9,10 +9,16 @@ Tables, in the adapter's schema (`redstring` unless told otherwise):
   blocking-key lookup is one range scan of its primary key.
 - `graph_relationships`: one row per `(tenant_id, id)`, as JSON, with both
   endpoints indexed.
+- `graph_merges`: where each merged-away id resolves.
+- `graph_tenants`: each tenant's `generation`, moved by every entity write
+  (and its `reset`, moved by a purge); `graph_deletions`: the revision at
+  which each deleted or merged-away entity went. A store holds each
+  tenant's name index in process and brings it up to date from these
+  before every name-candidate lookup.
 
 Ids are `uuid` columns, whose byte order is `str(id)` order. Every statement
 names the tenant in its key and its `WHERE`, and every value travels as a
-bound parameter. Needs the `postgres` extra. Design: ADR 0031.
+bound parameter. Needs the `postgres` extra. Design: ADRs 0031 and 0037.
 """
 
 from __future__ import annotations
