@@ -13,7 +13,6 @@ import asyncio
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
-from urllib.parse import urlsplit, urlunsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from redstring.domain.exceptions import StoreError
@@ -48,11 +47,14 @@ def shown(location: str) -> str:
     """`location` as messages print it: a Postgres URL without its password."""
     if not is_postgres(location):
         return location
-    parts = urlsplit(location)
-    if parts.password is None:
+    scheme, _, rest = location.partition("://")
+    authority_end = min((rest.find(mark) for mark in "/?#" if mark in rest), default=len(rest))
+    authority, tail = rest[:authority_end], rest[authority_end:]
+    user_info, at, host = authority.rpartition("@")
+    if not at or ":" not in user_info:
         return location
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
+    user = user_info.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}{tail}"
 
 
 class CommandError(Exception):
