@@ -252,11 +252,9 @@ async def _open_postgres(
     graph = graph_store(location, read_only=read_only)
     try:
         counts = await graph.count_by_tenant()
-    except StoreError as exc:
-        if read_only or "holds no" not in exc.reason:
-            await graph.close()
-            raise CommandError(f"{label} is not a redstring database ({exc.reason})") from exc
-        counts = {}
+    except StoreError as exc:  # read-only: an empty schema; for writing, a failed database
+        await graph.close()
+        raise CommandError(f"{label} is not a redstring database ({exc.reason})") from exc
     if read_only:
         vectors = (
             vector_store(location, dimension=dimension, model=model, read_only=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 from uuid import uuid4
@@ -11,7 +12,9 @@ from uuid import uuid4
 import asyncpg
 import pytest
 
-from redstring.cli.stores import shown, tenant_id_for
+from redstring import FakeEmbeddingProvider
+from redstring.cli.stores import CommandError, open_database, shown, tenant_id_for
+from redstring.domain.exceptions import EmbeddingModelMismatchError
 from tests.unit.cli.test_commands import PEOPLE, run
 
 if TYPE_CHECKING:
@@ -104,3 +107,45 @@ def test_an_unreachable_server_is_one_line_without_the_password() -> None:
     assert status == 1
     assert "secret" not in err
     assert "postgresql://app:***@127.0.0.1:1/app" in err
+
+
+async def test_of_two_imports_racing_with_different_models_one_claims_the_schema(
+    database: str,
+) -> None:
+    first = FakeEmbeddingProvider(dimension=384)
+    second = FakeEmbeddingProvider(model="fake/other", dimension=384)
+    outcomes = await asyncio.gather(
+        open_database(database, read_only=False, embeddings=first),
+        open_database(database, read_only=False, embeddings=second),
+        return_exceptions=True,
+    )
+    won = [each for each in outcomes if not isinstance(each, BaseException)]
+    lost = [each for each in outcomes if isinstance(each, BaseException)]
+    assert len(won) == 1
+    assert [type(each) for each in lost] == [EmbeddingModelMismatchError]
+    await won[0].close()
+
+
+@pytest.mark.parametrize(
+    ("location", "expected"),
+    [
+        ("postgresql://app@db/app", "postgresql://app@db/app"),
+        ("postgres://app:pw@db", "postgres://app:***@db"),
+        (
+            "postgresql://app:pw@db/app?sslmode=require",
+            "postgresql://app:***@db/app?sslmode=require",
+        ),
+        ("postgresql:///app?host=/run/postgresql", "postgresql:///app?host=/run/postgresql"),
+        ("graph.db", "graph.db"),
+    ],
+)
+def test_a_location_is_shown_without_its_password(location: str, expected: str) -> None:
+    assert shown(location) == expected
+
+
+def test_without_the_postgres_extra_a_postgres_url_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "redstring.graph.adapters.postgres", None)
+    with pytest.raises(CommandError, match="a postgresql:// --db needs it"):
+        asyncio.run(open_database("postgresql://app@db/app", read_only=True))

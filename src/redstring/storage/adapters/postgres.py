@@ -232,6 +232,16 @@ class PostgresClient:
                 f"this redstring reads only version {version}"
             )
 
+    async def create_vector_extension(self) -> None:
+        """`CREATE EXTENSION IF NOT EXISTS vector`, under the DDL lock.
+
+        Without the lock, two processes creating it at once both pass the
+        `IF NOT EXISTS` and one fails on the catalogue's unique key.
+        """
+        async with self.transaction() as connection:
+            await connection.execute("SELECT pg_advisory_xact_lock($1)", _DDL_LOCK)
+            await connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
+
     async def recorded_settings(self, component: str) -> dict[str, str]:
         """Every `(key, value)` recorded for `component`; `{}` when the schema has no `meta`."""
         async with self.connection() as connection:

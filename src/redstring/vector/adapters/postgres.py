@@ -514,8 +514,8 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
                 "JOIN pg_namespace AS n ON n.oid = e.extnamespace WHERE e.extname = 'vector'"
             )
         if extension is None:
-            async with client.transaction() as connection:
-                await connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            await client.create_vector_extension()
+            async with client.connection() as connection:
                 extension = await connection.fetchval(
                     "SELECT n.nspname FROM pg_extension AS e "
                     "JOIN pg_namespace AS n ON n.oid = e.extnamespace WHERE e.extname = 'vector'"

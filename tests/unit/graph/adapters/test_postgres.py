@@ -106,6 +106,10 @@ async def test_a_store_holding_few_or_no_entities_still_answers_every_key(
         assert sorted(found, key=lambda entity: str(entity.id)) == sorted(
             entities, key=lambda entity: str(entity.id)
         )
+        found = await store.find_name_candidates("Ada Lovelace", TENANT)
+        assert sorted(found, key=lambda entity: str(entity.id)) == sorted(
+            entities, key=lambda entity: str(entity.id)
+        )
     assert len(store._held) == size
 
 

@@ -11,7 +11,12 @@ import asyncpg
 import pytest
 
 import redstring
-from redstring.domain.exceptions import ClosedError, EmbeddingModelMismatchError, StoreError
+from redstring.domain.exceptions import (
+    ClosedError,
+    DimensionMismatchError,
+    EmbeddingModelMismatchError,
+    StoreError,
+)
 from redstring.domain.limits import MAX_POOL_SIZE
 from redstring.events.adapters.postgres import PostgresEventLog
 from redstring.graph.adapters.postgres import PostgresGraphStore
@@ -237,6 +242,8 @@ async def test_read_only_stores_read_what_was_written_and_refuse_every_write(
     assert await graph.count_by_tenant() == {TENANT: (1, 0)}
     with pytest.raises(EmbeddingModelMismatchError):
         await postgres.vector_store(4, schema, model="other", read_only=True).count_by_tenant()
+    with pytest.raises(DimensionMismatchError):
+        await postgres.vector_store(3, schema, read_only=True).count_by_tenant()
 
 
 async def test_stored_settings_name_the_dimension_and_model_or_none(
