@@ -62,23 +62,6 @@ def _as_vector(vector: VectorLike, field: str, dimension: int) -> Vector:
         raise ValueError(f"{field} must be a flat sequence of {dimension} numbers: {exc}") from exc
 
 
-def check_vector(vector: VectorLike, dimension: int) -> NDArray[np.float64]:
-    """`vector` as a float64 array, checked for length and finite, non-zero values.
-
-    Raises:
-        DimensionMismatchError: `vector` does not have `dimension` components.
-        ValueError: it is not flat numbers, or is zero, NaN or infinite.
-    """
-    array = np.asarray(_as_vector(vector, "vector", dimension))
-    if len(array) != dimension:
-        raise DimensionMismatchError(expected=dimension, actual=len(array))
-    if not np.isfinite(array).all():
-        raise ValueError("vector contains NaN or infinity")
-    if not array.any():
-        raise ValueError("vector is all zeros; cosine is undefined for it")
-    return array.astype(np.float64)
-
-
 def check_rows(
     vectors: Sequence[VectorLike], dimension: int, *, field: str = "records[{}].vector"
 ) -> NDArray[np.float32]:
@@ -206,7 +189,9 @@ def check_query(
 ) -> NDArray[np.float64]:
     """The query of a search, rounded to float32 like every stored vector.
 
-    Rounded so that a vector searched for itself scores as equal to itself.
+    Rounded so that a vector searched for itself scores as equal to itself,
+    and checked after rounding, as a stored vector is: a query that is zero
+    or infinite at float32 is refused rather than searched with.
 
     Raises:
         DimensionMismatchError: `vector` does not have `dimension` components.
@@ -215,7 +200,28 @@ def check_query(
             of type names, or `vector` is degenerate.
     """
     check_limit(k, argument="k"), check_min_score(min_score), check_entity_types(entity_types)
-    return check_vector(vector, dimension).astype(np.float32).astype(np.float64)
+    array = np.asarray(_as_vector(vector, "vector", dimension))
+    if len(array) != dimension:
+        raise DimensionMismatchError(expected=dimension, actual=len(array))
+    with np.errstate(over="ignore", invalid="ignore"):
+        query = array.astype(np.float32).astype(np.float64)
+        # Squares of float32 values cannot overflow or underflow in float64,
+        # so one dot product tells a non-finite query and a zero one apart.
+        square = float(query @ query)
+    if not math.isfinite(square):
+        raise ValueError("vector contains NaN or infinity, or a value beyond float32's range")
+    if square == 0.0:
+        raise ValueError("vector is all zeros at float32 precision; cosine is undefined for it")
+    return query
+
+
+def copy_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A copy of stored JSON metadata: `copy_json`, with a shallow copy when nothing nests."""
+    copy = metadata.copy()
+    for value in copy.values():
+        if type(value) is dict or type(value) is list:
+            return copy_json(metadata)
+    return copy
 
 
 def entity_type_of(metadata: dict[str, Any]) -> str | None:
@@ -308,10 +314,12 @@ def rank_rows(
     query_norm = math.sqrt(float((query * query).sum()))
     cosines = (candidates * query).sum(axis=1)
     cosines /= np.sqrt((candidates * candidates).sum(axis=1)) * query_norm
+    cosines += 1.0
+    cosines /= 2.0
     # Clipped in Python: for a handful of rows, `np.clip` costs more than the loop.
     scored = [
         (min(1.0, max(0.0, score)), row)
-        for score, row in zip(((1.0 + cosines) / 2.0).tolist(), rows.tolist(), strict=True)
+        for score, row in zip(cosines.tolist(), rows.tolist(), strict=True)
     ]
     if min_score is not None:
         scored = [(score, row) for score, row in scored if score >= min_score]

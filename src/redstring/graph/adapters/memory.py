@@ -528,10 +528,9 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         requested = check_entity_ids(entity_ids)
         check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
-        return {
-            entity_id: entity_id if tenant is None else tenant.resolve(entity_id)
-            for entity_id in requested
-        }
+        if tenant is None or not tenant.redirects:
+            return dict(zip(requested, requested, strict=True))
+        return {entity_id: tenant.resolve(entity_id) for entity_id in requested}
 
     async def find_name_candidates(
         self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT

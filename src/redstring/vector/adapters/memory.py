@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from redstring.domain.json_safety import copy_json
 from redstring.domain.validation import check_entity_id, check_sequence, check_tenant_id
 from redstring.domain.vector import VectorMatch, VectorRecord
 from redstring.ports.lifetime import AsyncClosable
@@ -21,6 +20,7 @@ from redstring.vector.exact import (
     check_query,
     check_rows,
     check_rows_and_norms,
+    copy_metadata,
     entity_type_of,
 )
 from redstring.vector.rows import (
@@ -197,7 +197,7 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
             entity_id=entity_id,
             tenant_id=tenant_id,
             vector=tenant.matrix[row],
-            metadata=copy_json(tenant.metadata[row]),
+            metadata=copy_metadata(tenant.metadata[row]),
         )
 
     async def search(
@@ -223,7 +223,7 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
             return []
         return tenant.search(
             tenant.keys,
-            lambda row: copy_json(tenant.metadata[row]),
+            lambda row: copy_metadata(tenant.metadata[row]),
             query,
             k=k,
             allowed_types=tenant.allowed_types(entity_types),
