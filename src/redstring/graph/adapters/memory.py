@@ -256,9 +256,12 @@ class _NameIndex:
         if not units or limit == 0:
             return []
         rows = np.concatenate([np.frombuffer(each, dtype=np.int32) for each in units])
-        counts = np.bincount(rows, minlength=len(self.entities))
-        counts *= np.frombuffer(self.alive, dtype=np.uint8)
+        # Counted up to the highest row read, not over the whole tenant; dead
+        # rows are dropped from the few that pass, not zeroed in every count.
+        counts = np.bincount(rows)
         found = np.flatnonzero(counts >= MIN_SHARED_UNITS)
+        if self.dead:
+            found = found[np.frombuffer(self.alive, dtype=np.uint8)[found] != 0]
         if found.size > limit:
             # Keep every row that could be among the best `limit`: all those
             # sharing at least the `limit`-th largest count.
