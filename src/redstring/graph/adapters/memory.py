@@ -124,23 +124,21 @@ type _Members = int | set[int]
 
 
 def _add_member(index: dict[str, _Members], key: str, member: int) -> None:
+    """Add `member` under `key`; the caller knows it is not held there yet."""
     held = index.get(key)
     if held is None:
         index[key] = member
     elif isinstance(held, int):
-        if held != member:
-            index[key] = {held, member}
+        index[key] = {held, member}
     else:
         held.add(member)
 
 
 def _discard_member(index: dict[str, _Members], key: str, member: int) -> None:
-    held = index.get(key)
-    if held is None:
-        return
+    """Drop `member` from `key`; the caller knows `member` is held there (and only once)."""
+    held = index[key]
     if isinstance(held, int):
-        if held == member:
-            del index[key]
+        del index[key]
         return
     held.discard(member)
     if len(held) == 1:
@@ -238,12 +236,11 @@ class _NameIndex:
             existing.frombytes(block)
 
     def remove(self, key: int) -> None:
-        """Retire the row of the entity whose `id.int` is `key`, if it has one."""
-        row = self.row_of.pop(key, None)
-        if row is not None:
-            self.alive[row] = 0
-            self.entities[row] = None
-            self.dead += 1
+        """Retire the row of the entity whose `id.int` is `key`; it must have one."""
+        row = self.row_of.pop(key)
+        self.alive[row] = 0
+        self.entities[row] = None
+        self.dead += 1
 
     def needs_compacting(self) -> bool:
         """More dead rows than live ones, and more than a handful."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pytest
 
 from redstring.domain.vector import VectorRecord
@@ -193,3 +194,45 @@ async def test_a_bulk_load_into_two_tenants_keeps_each_rows_own_length() -> None
     assert (mine.entity_id, mine.metadata) == (entity_id(2), {"t": 1})
     assert (theirs.entity_id, theirs.metadata, theirs.score) == (entity_id(1), {"t": 2}, 1.0)
     assert len(await store.search(basis(1), OTHER_TENANT, k=5)) == 1
+
+
+async def test_metadata_too_large_to_share_is_still_checked_and_stored() -> None:
+    store = InMemoryVectorStore(dimension=DIMENSION)
+    wide: dict[str, object] = {f"field{n}": n for n in range(9)}
+    await store.upsert_many([_record(1, wide), _record(2, dict(wide))])
+    wide["field0"] = "changed by the writer"
+    for n in (1, 2):
+        record = await store.get(entity_id(n), TENANT)
+        assert record is not None
+        assert record.metadata == {f"field{n}": n for n in range(9)}
+
+
+async def test_distinct_metadata_past_the_sharing_limit_is_stored_unshared() -> None:
+    store = InMemoryVectorStore(dimension=DIMENSION)
+    count = 4_100  # more distinct dicts than a store shares
+    await store.upsert_many([_record(n, {"n": n}) for n in range(1, count + 1)])
+    await store.upsert_many([_record(count + 1, {"n": count})])
+    for n in (1, 4_096, 4_097, count, count + 1):
+        record = await store.get(entity_id(n), TENANT)
+        assert record is not None
+        assert record.metadata == {"n": min(n, count)}
+
+
+async def test_a_bulk_load_into_an_emptied_indexed_tenant_is_searched_through_the_index() -> None:
+    pytest.importorskip("hnswlib")
+    store = InMemoryVectorStore(dimension=DIMENSION, ann_threshold=2)
+    await store.upsert_many([_record(n, {"n": n}) for n in range(1, 4)])
+    [first] = await store.search(basis(2), TENANT, k=1)  # builds the index
+    assert first.entity_id == entity_id(2)
+    for n in range(1, 4):
+        assert await store.delete(entity_id(n), TENANT)
+    await store.upsert_many([_record(n, {"n": n}) for n in range(5, 8)])
+    # The index itself holds the new rows (an exact fallback would hide it if not).
+    index = store._tenants[TENANT].ann_index()
+    assert index is not None
+    found = index.nearest(np.asarray(basis(6), dtype=np.float32), 3)
+    assert found is not None
+    assert sorted(found.tolist()) == [0, 1, 2]
+    for n in range(5, 8):
+        [match] = await store.search(basis(n), TENANT, k=1)
+        assert (match.entity_id, match.score) == (entity_id(n), 1.0)
