@@ -3,19 +3,25 @@
 Uses only the standard library's `sqlite3`. Every table is prefixed `graph_`,
 so other stores may keep their own tables in the same file:
 
-- `graph_meta`: the schema version, as the row `('schema_version', '2')`.
-  A version 1 file (no name index) is migrated when first opened: the
-  `graph_name_units` table is created and filled from the stored entities.
-  `PRAGMA user_version` is left alone, since it belongs to the whole file.
+- `graph_meta`: the schema version, as the row `('schema_version', '3')`.
+  A version 1 file (no name index) or version 2 file (one row per name
+  unit) is migrated when first opened: `graph_name_postings` is created and
+  filled from the stored entities, and version 2's `graph_name_units` is
+  dropped. `PRAGMA user_version` is left alone, since it belongs to the
+  whole file.
 - `graph_entities`: one row per `(tenant_id, id)`, the entity as the JSON
   `model_dump_json` gives, with `normalize_name(name)` and `entity_type` in
   indexed columns.
 - `graph_entity_keys`: one row per `(tenant_id, key, entity_id)`, holding the
   entity's `row` too, so a blocking-key lookup is one range scan of the
   primary key, in `str(id)` order, plus one rowid lookup per entity.
-- `graph_name_units`: one row per `(tenant_id, unit, entity_id)` for each
-  name unit of `redstring.domain.names`, holding the entity's `row`, so a
-  candidate lookup is one range scan per query unit, counted by `GROUP BY`.
+- `graph_name_postings`: for each `(tenant_id, unit)` of
+  `redstring.domain.names`, the `row`s of the tenant's entities that have
+  the unit, packed as little-endian 64-bit integers in at most
+  `MAX_POSTING_SEGMENTS` blobs. A write appends one blob per unit it adds
+  to; removing a row, or reaching the limit, rewrites the unit's blobs as
+  one. A candidate lookup reads the query units' blobs and counts the rows
+  with numpy. ADR 0033 records why, and what it measured.
 - `graph_relationships`: one row per `(tenant_id, id)`, the relationship as
   JSON, with both endpoints indexed.
 
@@ -40,6 +46,7 @@ from copy import copy
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
+import numpy as np
 from pydantic import ConfigDict, create_model
 
 from redstring.domain.entity import Entity
@@ -75,22 +82,30 @@ from redstring.storage.adapters.sqlite import read_transaction as _read_transact
 from redstring.storage.adapters.sqlite import write_transaction as _write_transaction
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterator, Sequence
+    from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
     from redstring.domain.ids import RelationshipId
 
 #: The schema this module reads and writes, recorded in `graph_meta`.
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
+#: How many blobs may hold one unit's postings before a write merges them.
+MAX_POSTING_SEGMENTS: Final = 8
 _set_attribute: Final = object.__setattr__
+#: How an entity row is packed in a posting blob.
+_ROW: Final = np.dtype("<i8")
+#: Postings are counted in an array spanning their rows while that span is
+#: at most this many slots per posting, plus `_BINCOUNT_SPAN`; else sorted.
+_BINCOUNT_SPAN_PER_ROW: Final = 8
+_BINCOUNT_SPAN: Final = 1 << 16
 
-_NAME_UNITS_SCHEMA: Final = (
-    """CREATE TABLE IF NOT EXISTS graph_name_units (
+_NAME_POSTINGS_SCHEMA: Final = (
+    """CREATE TABLE IF NOT EXISTS graph_name_postings (
         tenant_id TEXT NOT NULL,
         unit TEXT NOT NULL,
-        entity_id TEXT NOT NULL,
-        entity_row INTEGER NOT NULL,
-        PRIMARY KEY (tenant_id, unit, entity_id)
-    ) WITHOUT ROWID""",
+        entity_rows BLOB NOT NULL
+    )""",
+    """CREATE INDEX IF NOT EXISTS graph_name_postings_by_unit
+        ON graph_name_postings (tenant_id, unit)""",
 )
 
 _SCHEMA: Final = (
@@ -114,7 +129,7 @@ _SCHEMA: Final = (
         entity_row INTEGER NOT NULL,
         PRIMARY KEY (tenant_id, key, entity_id)
     ) WITHOUT ROWID""",
-    *_NAME_UNITS_SCHEMA,
+    *_NAME_POSTINGS_SCHEMA,
     """CREATE TABLE IF NOT EXISTS graph_relationships (
         tenant_id TEXT NOT NULL,
         id TEXT NOT NULL,
@@ -139,13 +154,12 @@ _MERGES: Final = """CREATE TABLE IF NOT EXISTS graph_merges (
     PRIMARY KEY (tenant_id, merged_id)
 ) WITHOUT ROWID"""
 
-_UPSERT_ENTITY: Final = """
-    INSERT INTO graph_entities (tenant_id, id, normalized_name, entity_type, body)
-    VALUES (?, ?, ?, ?, ?)
-    ON CONFLICT (tenant_id, id) DO UPDATE SET
-        normalized_name = excluded.normalized_name,
-        entity_type = excluded.entity_type,
-        body = excluded.body
+_INSERT_ENTITY: Final = """
+    INSERT INTO graph_entities (row, tenant_id, id, normalized_name, entity_type, body)
+    VALUES (?, ?, ?, ?, ?, ?)
+"""
+_UPDATE_ENTITY: Final = """
+    UPDATE graph_entities SET normalized_name = ?, entity_type = ?, body = ? WHERE row = ?
 """
 _DELETE_KEY: Final = """
     DELETE FROM graph_entity_keys WHERE tenant_id = ? AND key = ? AND entity_id = ?
@@ -153,11 +167,8 @@ _DELETE_KEY: Final = """
 _INSERT_KEY: Final = """
     INSERT INTO graph_entity_keys (tenant_id, key, entity_id, entity_row) VALUES (?, ?, ?, ?)
 """
-_DELETE_UNIT: Final = """
-    DELETE FROM graph_name_units WHERE tenant_id = ? AND unit = ? AND entity_id = ?
-"""
-_INSERT_UNIT: Final = """
-    INSERT INTO graph_name_units (tenant_id, unit, entity_id, entity_row) VALUES (?, ?, ?, ?)
+_INSERT_POSTINGS: Final = """
+    INSERT INTO graph_name_postings (tenant_id, unit, entity_rows) VALUES (?, ?, ?)
 """
 _UPSERT_RELATIONSHIP: Final = """
     INSERT INTO graph_relationships
@@ -236,8 +247,8 @@ def _ensure_schema(connection: sqlite3.Connection, path: str) -> None:
                 "INSERT INTO graph_meta (name, value) VALUES ('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
             )
-        elif version == 1:
-            _migrate_from_version_1(connection)
+        elif version in (1, 2):
+            _migrate_to_postings(connection)
         elif version != SCHEMA_VERSION:
             newer = " (written by a newer redstring)" if version > SCHEMA_VERSION else ""
             raise StoreError(
@@ -269,20 +280,24 @@ def _check_schema_to_read(connection: sqlite3.Connection, path: str) -> None:
         )
 
 
-def _migrate_from_version_1(connection: sqlite3.Connection) -> None:
-    """Add the name index to a version 1 file, built from its entities."""
-    for statement in _NAME_UNITS_SCHEMA:
+def _migrate_to_postings(connection: sqlite3.Connection) -> None:
+    """Index a version 1 or 2 file's entities in `graph_name_postings`.
+
+    Version 1 has no name index; version 2 has one row per unit, dropped here.
+    """
+    connection.execute("DROP TABLE IF EXISTS graph_name_units")
+    for statement in _NAME_POSTINGS_SCHEMA:
         connection.execute(statement)
-    cursor = connection.execute("SELECT tenant_id, id, row, body FROM graph_entities")
-    while batch := cursor.fetchmany(10_000):
-        connection.executemany(
-            _INSERT_UNIT,
-            [
-                (tenant, unit, entity_id, row)
-                for tenant, entity_id, row, body in batch
-                for unit in entity_name_units(_entity_from_json(body))
-            ],
+    cursor = connection.execute("SELECT tenant_id, row, body FROM graph_entities")
+    while batch := cursor.fetchmany(50_000):
+        added: defaultdict[str, defaultdict[str, list[int]]] = defaultdict(
+            lambda: defaultdict(list)
         )
+        for tenant, row, body in batch:
+            for unit in entity_name_units(_entity_from_json(body)):
+                added[tenant][unit].append(row)
+        for tenant, postings in added.items():
+            _update_postings(connection, tenant, {}, postings)
     connection.execute(
         "UPDATE graph_meta SET value = ? WHERE name = 'schema_version'", (str(SCHEMA_VERSION),)
     )
@@ -309,52 +324,120 @@ def _write_entities(connection: sqlite3.Connection, entities: Sequence[Entity]) 
 
 
 def _put_entities(connection: sqlite3.Connection, entities: Sequence[Entity]) -> None:
-    latest = {(entity.tenant_id, entity.id): entity for entity in entities}
-    rows: list[tuple[str, str, str, str, str]] = []
-    carried: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
-    named: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
-    for entity in latest.values():
-        tenant, entity_id = str(entity.tenant_id), str(entity.id)
-        rows.append(
-            (
-                tenant,
-                entity_id,
-                normalize_name(entity.name),
-                entity.entity_type,
-                entity.model_dump_json(),
-            )
-        )
-        carried[tenant].extend((entity_id, key) for key in entity.blocking_keys or ())
-        named[tenant].extend((entity_id, unit) for unit in entity_name_units(entity))
+    by_tenant: defaultdict[str, dict[str, Entity]] = defaultdict(dict)
+    for entity in entities:
+        by_tenant[str(entity.tenant_id)][str(entity.id)] = entity
+    # Rows are chosen here, not by SQLite, so that the index rows can be
+    # built without reading them back; the write lock is held.
+    (last_row,) = connection.execute("SELECT max(row) FROM graph_entities").fetchone()
+    next_row = 1 if last_row is None else last_row + 1
+    for tenant in sorted(by_tenant):
+        next_row = _put_tenant_entities(connection, tenant, by_tenant[tenant], next_row)
+
+
+def _put_tenant_entities(
+    connection: sqlite3.Connection, tenant: str, latest: dict[str, Entity], next_row: int
+) -> int:
+    """Write one tenant's entities (the last of each id); return the next free row."""
     # Sorted, each statement walks its index in order instead of at random.
-    rows.sort()
-    ids: defaultdict[str, list[str]] = defaultdict(list)
-    for tenant, entity_id, *_ in rows:
-        ids[tenant].append(entity_id)
+    ids = sorted(latest)
+    held: dict[str, int] = {}
     stale_keys: list[tuple[str, str, str]] = []
-    stale_units: list[tuple[str, str, str]] = []
-    for tenant, tenant_ids in ids.items():
-        for entity_id, body in _select_by_ids(connection, "id, body", tenant, tenant_ids):
-            previous = _entity_from_json(body)
-            stale_keys.extend((tenant, key, entity_id) for key in previous.blocking_keys or ())
-            stale_units.extend((tenant, unit, entity_id) for unit in entity_name_units(previous))
-    connection.executemany(_DELETE_KEY, stale_keys)
-    connection.executemany(_DELETE_UNIT, stale_units)
-    connection.executemany(_UPSERT_ENTITY, rows)
+    removed: defaultdict[str, list[int]] = defaultdict(list)
+    for entity_id, row, body in _select_by_ids(connection, "id, row, body", tenant, ids):
+        held[entity_id] = row
+        previous = _entity_from_json(body)
+        stale_keys.extend((tenant, key, entity_id) for key in previous.blocking_keys or ())
+        for unit in entity_name_units(previous):
+            removed[unit].append(row)
+    inserted: list[tuple[int, str, str, str, str, str]] = []
+    updated: list[tuple[str, str, str, int]] = []
     keys: list[tuple[str, str, str, int]] = []
-    units: list[tuple[str, str, str, int]] = []
-    for tenant in ids:
-        row_of = dict(_select_by_ids(connection, "id, row", tenant, ids[tenant]))
-        keys.extend(
-            (tenant, key, entity_id, row_of[entity_id]) for entity_id, key in carried[tenant]
+    added: defaultdict[str, list[int]] = defaultdict(list)
+    for entity_id in ids:
+        entity = latest[entity_id]
+        name, entity_type, body = (
+            normalize_name(entity.name),
+            entity.entity_type,
+            entity.model_dump_json(),
         )
-        units.extend(
-            (tenant, unit, entity_id, row_of[entity_id]) for entity_id, unit in named[tenant]
-        )
+        row = held.get(entity_id)
+        if row is None:
+            row, next_row = next_row, next_row + 1
+            inserted.append((row, tenant, entity_id, name, entity_type, body))
+        else:
+            updated.append((name, entity_type, body, row))
+        keys.extend((tenant, key, entity_id, row) for key in entity.blocking_keys or ())
+        for unit in entity_name_units(entity):
+            added[unit].append(row)
+    connection.executemany(_DELETE_KEY, stale_keys)
+    connection.executemany(_UPDATE_ENTITY, updated)
+    connection.executemany(_INSERT_ENTITY, inserted)
     keys.sort()
-    units.sort()
     connection.executemany(_INSERT_KEY, keys)
-    connection.executemany(_INSERT_UNIT, units)
+    _update_postings(connection, tenant, removed, added)
+    return next_row
+
+
+def _update_postings(
+    connection: sqlite3.Connection,
+    tenant: str,
+    removed: Mapping[str, Sequence[int]],
+    added: Mapping[str, Sequence[int]],
+) -> None:
+    """Take `removed` rows out of the tenant's postings, then add `added` ones.
+
+    A unit that only gains rows, and holds fewer than `MAX_POSTING_SEGMENTS`
+    blobs, gains one blob; any other touched unit is rewritten as one blob.
+    """
+    touched = sorted(removed.keys() | added.keys())
+    segments = dict(
+        _select_units(
+            connection,
+            "SELECT unit, count(*) FROM graph_name_postings "
+            "WHERE tenant_id = ? AND unit IN ({}) GROUP BY unit",
+            tenant,
+            touched,
+        )
+    )
+    merged = [
+        unit
+        for unit in touched
+        if unit in removed or segments.get(unit, 0) >= MAX_POSTING_SEGMENTS - 1
+    ]
+    kept: defaultdict[str, list[np.ndarray[Any, np.dtype[np.int64]]]] = defaultdict(list)
+    for unit, blob in _select_units(
+        connection,
+        "SELECT unit, entity_rows FROM graph_name_postings WHERE tenant_id = ? AND unit IN ({})",
+        tenant,
+        merged,
+    ):
+        kept[unit].append(np.frombuffer(blob, dtype=_ROW))
+    for chunk in _chunks(merged, _parameter_limit(connection) - 1):
+        connection.execute(
+            "DELETE FROM graph_name_postings "
+            f"WHERE tenant_id = ? AND unit IN ({_placeholders(len(chunk))})",
+            (tenant, *chunk),
+        )
+    blobs: list[tuple[str, str, bytes]] = []
+    for unit in touched:
+        rows = np.asarray(added.get(unit, ()), dtype=_ROW)
+        if unit in kept:
+            held = np.concatenate(kept[unit])
+            if unit in removed:
+                held = held[~np.isin(held, np.asarray(removed[unit], dtype=_ROW))]
+            rows = np.concatenate([held, rows])
+        if rows.size:
+            blobs.append((tenant, unit, np.sort(rows).tobytes()))
+    connection.executemany(_INSERT_POSTINGS, blobs)
+
+
+def _select_units(
+    connection: sqlite3.Connection, sql: str, tenant: str, units: Sequence[str]
+) -> Iterator[Any]:
+    """The rows of `sql`, whose `{}` takes the placeholders of a chunk of `units`."""
+    for chunk in _chunks(units, _parameter_limit(connection) - 1):
+        yield from connection.execute(sql.format(_placeholders(len(chunk))), (tenant, *chunk))
 
 
 def _resolve(
@@ -418,20 +501,21 @@ def _merge(connection: sqlite3.Connection, canonical: Entity, merged: Sequence[E
                 relationship = repoint(relationship, EntityId(UUID(entity_id)), canonical.id)
             rewritten.append(relationship)
         connection.executemany(_UPSERT_RELATIONSHIP, [_relationship_row(r) for r in rewritten])
+        removed: defaultdict[str, list[int]] = defaultdict(list)
         for chunk in _chunks(absorbed, _parameter_limit(connection) - 1):
             marks = _placeholders(len(chunk))
             connection.execute(
                 f"DELETE FROM graph_entity_keys WHERE tenant_id = ? AND entity_id IN ({marks})",
                 (tenant, *chunk),
             )
-            connection.execute(
-                f"DELETE FROM graph_name_units WHERE tenant_id = ? AND entity_id IN ({marks})",
+            for row, body in connection.execute(
+                f"DELETE FROM graph_entities WHERE tenant_id = ? AND id IN ({marks}) "
+                "RETURNING row, body",
                 (tenant, *chunk),
-            )
-            connection.execute(
-                f"DELETE FROM graph_entities WHERE tenant_id = ? AND id IN ({marks})",
-                (tenant, *chunk),
-            )
+            ).fetchall():
+                for unit in entity_name_units(_entity_from_json(body)):
+                    removed[unit].append(row)
+        _update_postings(connection, tenant, removed, {})
         connection.executemany(
             "INSERT INTO graph_merges (tenant_id, merged_id, canonical_id) VALUES (?, ?, ?) "
             "ON CONFLICT (tenant_id, merged_id) DO UPDATE SET canonical_id = excluded.canonical_id",
@@ -503,7 +587,7 @@ def _delete_tenant(connection: sqlite3.Connection, tenant_id: TenantId) -> int:
             "DELETE FROM graph_entities WHERE tenant_id = ?", tenant
         ).rowcount
         connection.execute("DELETE FROM graph_entity_keys WHERE tenant_id = ?", tenant)
-        connection.execute("DELETE FROM graph_name_units WHERE tenant_id = ?", tenant)
+        connection.execute("DELETE FROM graph_name_postings WHERE tenant_id = ?", tenant)
         connection.execute("DELETE FROM graph_merges WHERE tenant_id = ?", tenant)
         connection.execute("DELETE FROM graph_relationships WHERE tenant_id = ?", tenant)
     return count
@@ -515,18 +599,16 @@ def _delete_entity(
     tenant, entity = str(tenant_id), str(entity_id)
     with _write_transaction(connection):
         found = connection.execute(
-            "DELETE FROM graph_entities WHERE tenant_id = ? AND id = ? RETURNING body",
+            "DELETE FROM graph_entities WHERE tenant_id = ? AND id = ? RETURNING row, body",
             (tenant, entity),
         ).fetchone()
         if found is None:
             return False
-        held = _entity_from_json(found[0])
+        row, held = found[0], _entity_from_json(found[1])
         connection.executemany(
             _DELETE_KEY, [(tenant, key, entity) for key in held.blocking_keys or ()]
         )
-        connection.executemany(
-            _DELETE_UNIT, [(tenant, unit, entity) for unit in entity_name_units(held)]
-        )
+        _update_postings(connection, tenant, {unit: [row] for unit in entity_name_units(held)}, {})
         connection.execute(
             "DELETE FROM graph_relationships WHERE tenant_id = ?"
             " AND (source_entity_id = ? OR target_entity_id = ?)",
@@ -575,19 +657,63 @@ def _read_name_candidates(
     connection: sqlite3.Connection, units: Sequence[str], tenant_id: TenantId, limit: int
 ) -> list[Entity]:
     """The best `limit` entities by distinct shared units, then `str(id)`."""
-    # A query has at most a few hundred units (MAX_NAME_CHARS bounds them),
-    # far below the bound-parameter limit.
-    cursor = connection.execute(
-        "SELECT e.body FROM ("
-        "SELECT entity_row, entity_id, COUNT(*) AS shared FROM graph_name_units "
-        f"WHERE tenant_id = ? AND unit IN ({_placeholders(len(units))}) "
-        "GROUP BY entity_row HAVING COUNT(*) >= ? "
-        "ORDER BY shared DESC, entity_id LIMIT ?"
-        ") AS c JOIN graph_entities AS e ON e.row = c.entity_row "
-        "ORDER BY c.shared DESC, c.entity_id",
-        (str(tenant_id), *units, MIN_SHARED_UNITS, limit),
-    )
-    return [_entity_from_json(body) for (body,) in cursor]
+    tenant = str(tenant_id)
+    with _read_transaction(connection):
+        # A query has at most a few hundred units (MAX_NAME_CHARS bounds them),
+        # far below the bound-parameter limit.
+        blobs = [
+            np.frombuffer(blob, dtype=_ROW)
+            for (blob,) in connection.execute(
+                "SELECT entity_rows FROM graph_name_postings "
+                f"WHERE tenant_id = ? AND unit IN ({_placeholders(len(units))})",
+                (tenant, *units),
+            )
+        ]
+        if not blobs:
+            return []
+        found, shared = _count_rows(np.concatenate(blobs))
+        if found.size > limit:
+            # Keep every row that could be among the best `limit`: all those
+            # sharing at least the `limit`-th largest count.
+            cut = np.partition(shared, found.size - limit)[found.size - limit]
+            found, shared = found[shared >= cut], shared[shared >= cut]
+        count_of = dict(zip(found.tolist(), shared.tolist(), strict=True))
+        ranked = sorted(
+            _select_rows(connection, "row, id, body", list(count_of)),
+            key=lambda row: (-count_of[row[0]], row[1]),
+        )
+    return [_entity_from_json(body) for _, _, body in ranked[:limit]]
+
+
+def _count_rows(
+    rows: np.ndarray[Any, np.dtype[np.int64]],
+) -> tuple[np.ndarray[Any, np.dtype[np.int64]], np.ndarray[Any, np.dtype[np.int64]]]:
+    """The rows occurring at least `MIN_SHARED_UNITS` times, and how often each does.
+
+    A unit holds each row once, so a row's count is the units it shares.
+    """
+    low, high = int(rows.min()), int(rows.max())
+    if high - low > _BINCOUNT_SPAN_PER_ROW * rows.size + _BINCOUNT_SPAN:
+        # Rows far apart (a tenant among many, or rows an older file assigned):
+        # sorting them costs less than counting into a vast array.
+        found, shared = np.unique(rows, return_counts=True)
+        enough = shared >= MIN_SHARED_UNITS
+        return found[enough], shared[enough]
+    counts = np.bincount(rows - low)
+    found = np.flatnonzero(counts >= MIN_SHARED_UNITS)
+    return found + low, counts[found]
+
+
+def _select_rows(connection: sqlite3.Connection, columns: str, rows: Sequence[int]) -> list[Any]:
+    """`columns` of each entity among `rows`, in no particular order."""
+    return [
+        found
+        for chunk in _chunks(rows, _parameter_limit(connection))
+        for found in connection.execute(
+            f"SELECT {columns} FROM graph_entities WHERE row IN ({_placeholders(len(chunk))})",
+            chunk,
+        ).fetchall()
+    ]
 
 
 def _read_relationships(

@@ -20,7 +20,8 @@ from pydantic import ValidationError
 from redstring.domain.blocking import prefix_key
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import ClosedError, StoreError
-from redstring.graph.adapters.sqlite import SqliteGraphStore
+from redstring.domain.names import entity_name_units
+from redstring.graph.adapters.sqlite import MAX_POSTING_SEGMENTS, SqliteGraphStore
 from redstring.ports.graph_store import GraphStore
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from redstring.testing.graph_store import GraphStoreCompliance, entity_id
@@ -114,33 +115,69 @@ async def test_a_newer_schema_version_in_the_file_is_refused_with_a_clear_error(
     connection.close()
 
     async with SqliteGraphStore(path) as newer:
-        with pytest.raises(StoreError, match=r"graph\.db.*version 99.*newer.*only version 2"):
+        with pytest.raises(StoreError, match=r"graph\.db.*version 99.*newer.*only version 3"):
             await newer.get_entity(entity_id(1), TENANT)
 
 
-async def test_a_version_1_file_opens_and_gets_its_name_index_built(tmp_path: Path) -> None:
-    """A file written before the name index existed: same tables, no units, version 1."""
+#: Version 2's name index, as version 2 created it.
+VERSION_2_UNITS = """CREATE TABLE graph_name_units (
+    tenant_id TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    entity_id TEXT NOT NULL,
+    entity_row INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, unit, entity_id)
+) WITHOUT ROWID"""
+
+
+def downgrade(path: Path, version: int) -> None:
+    """Rewrite the name index the way `version` kept it: none (1) or one row per unit (2)."""
+    with sqlite3.connect(path) as connection:
+        connection.execute("DROP TABLE graph_name_postings")
+        if version == 2:
+            connection.execute(VERSION_2_UNITS)
+            for tenant, entity, row, body in connection.execute(
+                "SELECT tenant_id, id, row, body FROM graph_entities"
+            ).fetchall():
+                connection.executemany(
+                    "INSERT INTO graph_name_units VALUES (?, ?, ?, ?)",
+                    [
+                        (tenant, unit, entity, row)
+                        for unit in entity_name_units(Entity.model_validate_json(body))
+                    ],
+                )
+        connection.execute(
+            "UPDATE graph_meta SET value = ? WHERE name = 'schema_version'", (str(version),)
+        )
+    connection.close()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+async def test_an_older_file_opens_and_gets_its_name_index_rebuilt(
+    tmp_path: Path, version: int
+) -> None:
     path = tmp_path / "graph.db"
     ada = make_entity(id=entity_id(1), name="Ada Lovelace", properties={"aliases": ["Countess"]})
     theirs = make_entity(id=entity_id(1), name="Ada Byron", tenant_id=OTHER_TENANT)
     async with SqliteGraphStore(path) as store:
         await store.upsert_entities([ada, theirs])
-    with sqlite3.connect(path) as connection:
-        connection.execute("DROP TABLE graph_name_units")
-        connection.execute("UPDATE graph_meta SET value = '1' WHERE name = 'schema_version'")
-    connection.close()
+    downgrade(path, version)
 
     async with SqliteGraphStore(path) as migrated:
         assert await migrated.find_name_candidates("countess", TENANT) == [ada]
         assert await migrated.find_name_candidates("Byron", TENANT) == []
         assert await migrated.find_name_candidates("Byron", OTHER_TENANT) == [theirs]
         assert await migrated.find_by_blocking_key(prefix_key(ada), TENANT) == [ada]
+        babbage = make_entity(id=entity_id(2), name="Charles Babbage")
+        await migrated.upsert_entity(babbage)
+        assert await migrated.find_name_candidates("Babbage", TENANT) == [babbage]
     with sqlite3.connect(path) as connection:
-        [(version,)] = connection.execute(
+        [(stored,)] = connection.execute(
             "SELECT value FROM graph_meta WHERE name = 'schema_version'"
         ).fetchall()
+        tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master")}
     connection.close()
-    assert version == "2"
+    assert stored == "3"
+    assert "graph_name_units" not in tables
 
 
 async def test_it_shares_a_file_with_other_tables_and_leaves_them_alone(tmp_path: Path) -> None:
@@ -304,7 +341,7 @@ READER = """
 import asyncio, json, sys
 from uuid import UUID
 from redstring.domain.ids import TenantId
-from redstring.graph.adapters.sqlite import SqliteGraphStore
+from redstring.graph.adapters.sqlite import MAX_POSTING_SEGMENTS, SqliteGraphStore
 
 async def main() -> None:
     tenant = TenantId(UUID(sys.argv[2]))
@@ -356,7 +393,7 @@ import asyncio, sys
 from uuid import UUID
 from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.ids import EntityId, TenantId
-from redstring.graph.adapters.sqlite import SqliteGraphStore
+from redstring.graph.adapters.sqlite import MAX_POSTING_SEGMENTS, SqliteGraphStore
 
 path, batches, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 tenant = TenantId(UUID(sys.argv[4]))
@@ -520,12 +557,76 @@ async def test_read_only_refuses_a_version_1_file_saying_how_to_migrate_it(tmp_p
     path = tmp_path / "graph.db"
     async with SqliteGraphStore(path) as store:
         await store.upsert_entity(make_entity())
-    with sqlite3.connect(path) as connection:
-        connection.execute("DROP TABLE graph_name_units")
-        connection.execute("UPDATE graph_meta SET value = '1' WHERE name = 'schema_version'")
-    connection.close()
+    downgrade(path, 1)
     before = path.read_bytes()
     async with SqliteGraphStore(path, read_only=True) as reader:
         with pytest.raises(StoreError, match=r"version 1, older than .* without read_only"):
             await reader.count_by_tenant()
     assert path.read_bytes() == before
+
+
+# -- the name index's posting blobs -------------------------------------------------
+
+
+def posting_blobs(path: Path) -> dict[str, int]:
+    """How many blobs hold each unit's postings, over every tenant."""
+    with sqlite3.connect(path) as connection:
+        counts = dict(
+            connection.execute(
+                "SELECT unit, count(*) FROM graph_name_postings GROUP BY unit"
+            ).fetchall()
+        )
+    connection.close()
+    return counts
+
+
+async def test_one_write_at_a_time_keeps_each_unit_in_a_bounded_number_of_blobs(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "graph.db"
+    writes = 3 * MAX_POSTING_SEGMENTS
+    entities = [make_entity(id=entity_id(n), name=f"Ada Lovelace {n}") for n in range(writes)]
+    theirs = make_entity(id=entity_id(0), name="Ada Lovelace", tenant_id=OTHER_TENANT)
+    async with SqliteGraphStore(path) as store:
+        for entity in [*entities, theirs]:
+            await store.upsert_entity(entity)
+        blobs = posting_blobs(path)
+        # " ad" is in every name, and is held by both tenants.
+        assert 2 <= blobs[" ad"] <= MAX_POSTING_SEGMENTS + 1
+        assert max(blobs.values()) <= MAX_POSTING_SEGMENTS + 1
+        found = await store.find_name_candidates("Ada Lovelace", TENANT, limit=writes)
+        assert sorted(entity.id for entity in found) == [entity.id for entity in entities]
+        assert await store.find_name_candidates("Ada Lovelace", OTHER_TENANT) == [theirs]
+
+        # A removal rewrites the unit's blobs as one, without the removed row.
+        assert await store.delete_entity(entities[5].id, TENANT)
+        renamed = make_entity(id=entities[6].id, name="Charles Babbage")
+        await store.upsert_entity(renamed)
+        found = await store.find_name_candidates("Ada Lovelace", TENANT, limit=writes)
+        assert sorted(entity.id for entity in found) == [
+            entity.id for entity in entities if entity.id not in {entities[5].id, renamed.id}
+        ]
+        assert await store.find_name_candidates("Charles Babbage", TENANT) == [renamed]
+        assert posting_blobs(path)[" ad"] == 2
+
+
+async def test_rows_far_apart_are_ranked_as_near_ones_are(tmp_path: Path) -> None:
+    """An older file may hold rows SQLite numbered far apart; the count must not care."""
+    path = tmp_path / "graph.db"
+    near = make_entity(id=entity_id(2), name="Ada Lovelace")
+    far = make_entity(id=entity_id(1), name="Ada Lovelace")
+    partial = make_entity(id=entity_id(3), name="Ada Byron")
+    lone = make_entity(id=entity_id(4), name="Lax")  # shares one unit, "  l": too few
+    async with SqliteGraphStore(path) as store:
+        await store.upsert_entities([near, partial, lone])
+    with sqlite3.connect(path) as connection:
+        connection.execute(
+            "INSERT INTO graph_entities (row, tenant_id, id, normalized_name, entity_type, body)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (2**40, str(TENANT), str(far.id), "ada lovelace", "person", far.model_dump_json()),
+        )
+    connection.close()
+    downgrade(path, 1)
+    async with SqliteGraphStore(path) as store:
+        assert await store.find_name_candidates("Ada Lovelace", TENANT) == [far, near, partial]
+        assert await store.find_name_candidates("Ada Lovelace", TENANT, limit=1) == [far]
