@@ -41,9 +41,8 @@ from __future__ import annotations
 import os  # noqa: TC003 - the public surface test resolves the signature at runtime
 import sqlite3
 from collections import defaultdict
-from contextlib import nullcontext
 from copy import copy
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from uuid import UUID
 
 import numpy as np
@@ -98,14 +97,29 @@ _ROW: Final = np.dtype("<i8")
 _BINCOUNT_SPAN_PER_ROW: Final = 8
 _BINCOUNT_SPAN: Final = 1 << 16
 
-_NAME_POSTINGS_SCHEMA: Final = (
-    """CREATE TABLE IF NOT EXISTS graph_name_postings (
-        tenant_id TEXT NOT NULL,
-        unit TEXT NOT NULL,
-        entity_rows BLOB NOT NULL
-    )""",
-    """CREATE INDEX IF NOT EXISTS graph_name_postings_by_unit
-        ON graph_name_postings (tenant_id, unit)""",
+
+class _Index(NamedTuple):
+    """A posting table: per `(tenant_id, term)`, blobs of entity rows."""
+
+    table: str
+    term: str
+
+
+_UNITS: Final = _Index("graph_name_postings", "unit")
+_KEYS: Final = _Index("graph_key_postings", "key")
+
+_POSTINGS_SCHEMA: Final = tuple(
+    statement
+    for index in (_KEYS, _UNITS)
+    for statement in (
+        f"""CREATE TABLE IF NOT EXISTS {index.table} (
+            tenant_id TEXT NOT NULL,
+            {index.term} TEXT NOT NULL,
+            entity_rows BLOB NOT NULL
+        )""",
+        f"""CREATE INDEX IF NOT EXISTS {index.table}_by_{index.term}
+            ON {index.table} (tenant_id, {index.term})""",
+    )
 )
 
 _SCHEMA: Final = (
@@ -122,14 +136,7 @@ _SCHEMA: Final = (
         ON graph_entities (tenant_id, normalized_name, id)""",
     """CREATE INDEX IF NOT EXISTS graph_entities_by_type
         ON graph_entities (tenant_id, entity_type, id)""",
-    """CREATE TABLE IF NOT EXISTS graph_entity_keys (
-        tenant_id TEXT NOT NULL,
-        key TEXT NOT NULL,
-        entity_id TEXT NOT NULL,
-        entity_row INTEGER NOT NULL,
-        PRIMARY KEY (tenant_id, key, entity_id)
-    ) WITHOUT ROWID""",
-    *_NAME_POSTINGS_SCHEMA,
+    *_POSTINGS_SCHEMA,
     """CREATE TABLE IF NOT EXISTS graph_relationships (
         tenant_id TEXT NOT NULL,
         id TEXT NOT NULL,
@@ -160,15 +167,6 @@ _INSERT_ENTITY: Final = """
 """
 _UPDATE_ENTITY: Final = """
     UPDATE graph_entities SET normalized_name = ?, entity_type = ?, body = ? WHERE row = ?
-"""
-_DELETE_KEY: Final = """
-    DELETE FROM graph_entity_keys WHERE tenant_id = ? AND key = ? AND entity_id = ?
-"""
-_INSERT_KEY: Final = """
-    INSERT INTO graph_entity_keys (tenant_id, key, entity_id, entity_row) VALUES (?, ?, ?, ?)
-"""
-_INSERT_POSTINGS: Final = """
-    INSERT INTO graph_name_postings (tenant_id, unit, entity_rows) VALUES (?, ?, ?)
 """
 _UPSERT_RELATIONSHIP: Final = """
     INSERT INTO graph_relationships
@@ -281,23 +279,24 @@ def _check_schema_to_read(connection: sqlite3.Connection, path: str) -> None:
 
 
 def _migrate_to_postings(connection: sqlite3.Connection) -> None:
-    """Index a version 1 or 2 file's entities in `graph_name_postings`.
+    """Index a version 1 or 2 file's entities in the posting tables.
 
-    Version 1 has no name index; version 2 has one row per unit, dropped here.
+    Both versions keep blocking keys one row per key (`graph_entity_keys`);
+    version 2 keeps name units one row per unit too (`graph_name_units`).
+    Both tables are dropped.
     """
-    connection.execute("DROP TABLE IF EXISTS graph_name_units")
-    for statement in _NAME_POSTINGS_SCHEMA:
+    # Posting tables a failed or foreign rebuild left are rebuilt too.
+    for table in ("graph_name_units", "graph_entity_keys", _KEYS.table, _UNITS.table):
+        connection.execute(f"DROP TABLE IF EXISTS {table}")
+    for statement in _POSTINGS_SCHEMA:
         connection.execute(statement)
     cursor = connection.execute("SELECT tenant_id, row, body FROM graph_entities")
     while batch := cursor.fetchmany(50_000):
-        added: defaultdict[str, defaultdict[str, list[int]]] = defaultdict(
-            lambda: defaultdict(list)
-        )
+        changes: defaultdict[str, _Changes] = defaultdict(_Changes)
         for tenant, row, body in batch:
-            for unit in entity_name_units(_entity_from_json(body)):
-                added[tenant][unit].append(row)
-        for tenant, postings in added.items():
-            _update_postings(connection, tenant, {}, postings)
+            changes[tenant].add(row, _entity_from_json(body))
+        for tenant, change in changes.items():
+            change.apply(connection, tenant)
     connection.execute(
         "UPDATE graph_meta SET value = ? WHERE name = 'schema_version'", (str(SCHEMA_VERSION),)
     )
@@ -324,15 +323,18 @@ def _write_entities(connection: sqlite3.Connection, entities: Sequence[Entity]) 
 
 
 def _put_entities(connection: sqlite3.Connection, entities: Sequence[Entity]) -> None:
-    by_tenant: defaultdict[str, dict[str, Entity]] = defaultdict(dict)
+    # Keyed by the tenant's integer: a UUID hashes and prints in Python.
+    by_tenant: defaultdict[int, dict[str, Entity]] = defaultdict(dict)
     for entity in entities:
-        by_tenant[str(entity.tenant_id)][str(entity.id)] = entity
+        by_tenant[entity.tenant_id.int][str(entity.id)] = entity
     # Rows are chosen here, not by SQLite, so that the index rows can be
     # built without reading them back; the write lock is held.
     (last_row,) = connection.execute("SELECT max(row) FROM graph_entities").fetchone()
     next_row = 1 if last_row is None else last_row + 1
     for tenant in sorted(by_tenant):
-        next_row = _put_tenant_entities(connection, tenant, by_tenant[tenant], next_row)
+        next_row = _put_tenant_entities(
+            connection, str(UUID(int=tenant)), by_tenant[tenant], next_row
+        )
 
 
 def _put_tenant_entities(
@@ -342,18 +344,12 @@ def _put_tenant_entities(
     # Sorted, each statement walks its index in order instead of at random.
     ids = sorted(latest)
     held: dict[str, int] = {}
-    stale_keys: list[tuple[str, str, str]] = []
-    removed: defaultdict[str, list[int]] = defaultdict(list)
+    changes = _Changes()
     for entity_id, row, body in _select_by_ids(connection, "id, row, body", tenant, ids):
         held[entity_id] = row
-        previous = _entity_from_json(body)
-        stale_keys.extend((tenant, key, entity_id) for key in previous.blocking_keys or ())
-        for unit in entity_name_units(previous):
-            removed[unit].append(row)
+        changes.remove(row, _entity_from_json(body))
     inserted: list[tuple[int, str, str, str, str, str]] = []
     updated: list[tuple[str, str, str, int]] = []
-    keys: list[tuple[str, str, str, int]] = []
-    added: defaultdict[str, list[int]] = defaultdict(list)
     for entity_id in ids:
         entity = latest[entity_id]
         name, entity_type, body = (
@@ -367,76 +363,111 @@ def _put_tenant_entities(
             inserted.append((row, tenant, entity_id, name, entity_type, body))
         else:
             updated.append((name, entity_type, body, row))
-        keys.extend((tenant, key, entity_id, row) for key in entity.blocking_keys or ())
-        for unit in entity_name_units(entity):
-            added[unit].append(row)
-    connection.executemany(_DELETE_KEY, stale_keys)
+        changes.add(row, entity)
     connection.executemany(_UPDATE_ENTITY, updated)
     connection.executemany(_INSERT_ENTITY, inserted)
-    keys.sort()
-    connection.executemany(_INSERT_KEY, keys)
-    _update_postings(connection, tenant, removed, added)
+    changes.apply(connection, tenant)
     return next_row
+
+
+class _Changes:
+    """Rows to take out of, then put into, one tenant's posting tables."""
+
+    __slots__ = ("added", "removed")
+
+    def __init__(self) -> None:
+        self.removed: dict[_Index, defaultdict[str, list[int]]] = {
+            index: defaultdict(list) for index in (_KEYS, _UNITS)
+        }
+        self.added: dict[_Index, defaultdict[str, list[int]]] = {
+            index: defaultdict(list) for index in (_KEYS, _UNITS)
+        }
+
+    def remove(self, row: int, entity: Entity) -> None:
+        """Take `row` out of the postings of every key and unit `entity` has."""
+        self._note(self.removed, row, entity)
+
+    def add(self, row: int, entity: Entity) -> None:
+        """Put `row` into the postings of every key and unit `entity` has."""
+        self._note(self.added, row, entity)
+
+    @staticmethod
+    def _note(into: dict[_Index, defaultdict[str, list[int]]], row: int, entity: Entity) -> None:
+        for index, terms in (
+            (_KEYS, entity.blocking_keys or ()),
+            (_UNITS, entity_name_units(entity)),
+        ):
+            postings = into[index]
+            for term in terms:
+                postings[term].append(row)
+
+    def apply(self, connection: sqlite3.Connection, tenant: str) -> None:
+        """Write the changes; removals first, so a row both removed and added stays."""
+        for index in (_KEYS, _UNITS):
+            _update_postings(connection, index, tenant, self.removed[index], self.added[index])
 
 
 def _update_postings(
     connection: sqlite3.Connection,
+    index: _Index,
     tenant: str,
     removed: Mapping[str, Sequence[int]],
     added: Mapping[str, Sequence[int]],
 ) -> None:
-    """Take `removed` rows out of the tenant's postings, then add `added` ones.
+    """Take `removed` rows out of the tenant's postings in `index`, then add `added` ones.
 
-    A unit that only gains rows, and holds fewer than `MAX_POSTING_SEGMENTS`
-    blobs, gains one blob; any other touched unit is rewritten as one blob.
+    A term that only gains rows, and holds fewer than `MAX_POSTING_SEGMENTS`
+    blobs, gains one blob; any other touched term is rewritten as one blob.
     """
+    table, term = index
     touched = sorted(removed.keys() | added.keys())
     segments = dict(
-        _select_units(
+        _select_terms(
             connection,
-            "SELECT unit, count(*) FROM graph_name_postings "
-            "WHERE tenant_id = ? AND unit IN ({}) GROUP BY unit",
+            f"SELECT {term}, count(*) FROM {table} "
+            f"WHERE tenant_id = ? AND {term} IN ({{}}) GROUP BY {term}",
             tenant,
             touched,
         )
     )
     merged = [
-        unit
-        for unit in touched
-        if unit in removed or segments.get(unit, 0) >= MAX_POSTING_SEGMENTS - 1
+        each
+        for each in touched
+        if each in removed or segments.get(each, 0) >= MAX_POSTING_SEGMENTS - 1
     ]
     kept: defaultdict[str, list[np.ndarray[Any, np.dtype[np.int64]]]] = defaultdict(list)
-    for unit, blob in _select_units(
+    for each, blob in _select_terms(
         connection,
-        "SELECT unit, entity_rows FROM graph_name_postings WHERE tenant_id = ? AND unit IN ({})",
+        f"SELECT {term}, entity_rows FROM {table} WHERE tenant_id = ? AND {term} IN ({{}})",
         tenant,
         merged,
     ):
-        kept[unit].append(np.frombuffer(blob, dtype=_ROW))
+        kept[each].append(np.frombuffer(blob, dtype=_ROW))
     for chunk in _chunks(merged, _parameter_limit(connection) - 1):
         connection.execute(
-            "DELETE FROM graph_name_postings "
-            f"WHERE tenant_id = ? AND unit IN ({_placeholders(len(chunk))})",
+            f"DELETE FROM {table} WHERE tenant_id = ? AND {term} IN ({_placeholders(len(chunk))})",
             (tenant, *chunk),
         )
     blobs: list[tuple[str, str, bytes]] = []
-    for unit in touched:
-        rows = np.asarray(added.get(unit, ()), dtype=_ROW)
-        if unit in kept:
-            held = np.concatenate(kept[unit])
-            if unit in removed:
-                held = held[~np.isin(held, np.asarray(removed[unit], dtype=_ROW))]
+    for each in touched:
+        rows = np.asarray(added.get(each, ()), dtype=_ROW)
+        if each in kept:
+            held = np.concatenate(kept[each])
+            if each in removed:
+                held = held[~np.isin(held, np.asarray(removed[each], dtype=_ROW))]
             rows = np.concatenate([held, rows])
         if rows.size:
-            blobs.append((tenant, unit, np.sort(rows).tobytes()))
-    connection.executemany(_INSERT_POSTINGS, blobs)
+            blobs.append((tenant, each, np.sort(rows).tobytes()))
+    connection.executemany(
+        f"INSERT INTO {table} (tenant_id, {term}, entity_rows) VALUES (?, ?, ?)", blobs
+    )
 
 
-def _select_units(
-    connection: sqlite3.Connection, sql: str, tenant: str, units: Sequence[str]
+def _select_terms(
+    connection: sqlite3.Connection, sql: str, tenant: str, terms: Sequence[str]
 ) -> Iterator[Any]:
-    """The rows of `sql`, whose `{}` takes the placeholders of a chunk of `units`."""
-    for chunk in _chunks(units, _parameter_limit(connection) - 1):
+    """The rows of `sql`, whose `{}` takes the placeholders of a chunk of `terms`."""
+    for chunk in _chunks(terms, _parameter_limit(connection) - 1):
         yield from connection.execute(sql.format(_placeholders(len(chunk))), (tenant, *chunk))
 
 
@@ -501,21 +532,15 @@ def _merge(connection: sqlite3.Connection, canonical: Entity, merged: Sequence[E
                 relationship = repoint(relationship, EntityId(UUID(entity_id)), canonical.id)
             rewritten.append(relationship)
         connection.executemany(_UPSERT_RELATIONSHIP, [_relationship_row(r) for r in rewritten])
-        removed: defaultdict[str, list[int]] = defaultdict(list)
+        changes = _Changes()
         for chunk in _chunks(absorbed, _parameter_limit(connection) - 1):
-            marks = _placeholders(len(chunk))
-            connection.execute(
-                f"DELETE FROM graph_entity_keys WHERE tenant_id = ? AND entity_id IN ({marks})",
-                (tenant, *chunk),
-            )
             for row, body in connection.execute(
-                f"DELETE FROM graph_entities WHERE tenant_id = ? AND id IN ({marks}) "
-                "RETURNING row, body",
+                "DELETE FROM graph_entities "
+                f"WHERE tenant_id = ? AND id IN ({_placeholders(len(chunk))}) RETURNING row, body",
                 (tenant, *chunk),
             ).fetchall():
-                for unit in entity_name_units(_entity_from_json(body)):
-                    removed[unit].append(row)
-        _update_postings(connection, tenant, removed, {})
+                changes.remove(row, _entity_from_json(body))
+        changes.apply(connection, tenant)
         connection.executemany(
             "INSERT INTO graph_merges (tenant_id, merged_id, canonical_id) VALUES (?, ?, ?) "
             "ON CONFLICT (tenant_id, merged_id) DO UPDATE SET canonical_id = excluded.canonical_id",
@@ -586,7 +611,7 @@ def _delete_tenant(connection: sqlite3.Connection, tenant_id: TenantId) -> int:
         count = connection.execute(
             "DELETE FROM graph_entities WHERE tenant_id = ?", tenant
         ).rowcount
-        connection.execute("DELETE FROM graph_entity_keys WHERE tenant_id = ?", tenant)
+        connection.execute("DELETE FROM graph_key_postings WHERE tenant_id = ?", tenant)
         connection.execute("DELETE FROM graph_name_postings WHERE tenant_id = ?", tenant)
         connection.execute("DELETE FROM graph_merges WHERE tenant_id = ?", tenant)
         connection.execute("DELETE FROM graph_relationships WHERE tenant_id = ?", tenant)
@@ -604,11 +629,9 @@ def _delete_entity(
         ).fetchone()
         if found is None:
             return False
-        row, held = found[0], _entity_from_json(found[1])
-        connection.executemany(
-            _DELETE_KEY, [(tenant, key, entity) for key in held.blocking_keys or ()]
-        )
-        _update_postings(connection, tenant, {unit: [row] for unit in entity_name_units(held)}, {})
+        changes = _Changes()
+        changes.remove(found[0], _entity_from_json(found[1]))
+        changes.apply(connection, tenant)
         connection.execute(
             "DELETE FROM graph_relationships WHERE tenant_id = ?"
             " AND (source_entity_id = ? OR target_entity_id = ?)",
@@ -637,19 +660,25 @@ def _read_entity_list(
 def _read_by_keys(
     connection: sqlite3.Connection, keys: Sequence[str], tenant_id: TenantId
 ) -> dict[str, list[Entity]]:
+    tenant = str(tenant_id)
+    rows_of: defaultdict[str, list[int]] = defaultdict(list)
+    with _read_transaction(connection):
+        for key, blob in _select_terms(
+            connection,
+            "SELECT key, entity_rows FROM graph_key_postings WHERE tenant_id = ? AND key IN ({})",
+            tenant,
+            list(dict.fromkeys(keys)),
+        ):
+            rows_of[key].extend(np.frombuffer(blob, dtype=_ROW).tolist())
+        wanted = list({row for rows in rows_of.values() for row in rows})
+        found = {
+            row: (entity_id, body)
+            for row, entity_id, body in _select_rows(connection, "row, id, body", wanted)
+        }
     result: dict[str, list[Entity]] = {key: [] for key in keys}
-    chunks = list(_chunks(list(result), _parameter_limit(connection) - 1))
-    with _read_transaction(connection) if len(chunks) > 1 else nullcontext():
-        for chunk in chunks:
-            cursor = connection.execute(
-                "SELECT k.key, e.body FROM graph_entity_keys AS k "
-                "JOIN graph_entities AS e ON e.row = k.entity_row "
-                f"WHERE k.tenant_id = ? AND k.key IN ({_placeholders(len(chunk))}) "
-                "ORDER BY k.key, k.entity_id",
-                (str(tenant_id), *chunk),
-            )
-            for key, body in cursor:
-                result[key].append(_entity_from_json(body))
+    for key, rows in rows_of.items():
+        rows.sort(key=lambda row: found[row][0])
+        result[key] = [_entity_from_json(found[row][1]) for row in rows]
     return result
 
 

@@ -119,31 +119,36 @@ async def test_a_newer_schema_version_in_the_file_is_refused_with_a_clear_error(
             await newer.get_entity(entity_id(1), TENANT)
 
 
-#: Version 2's name index, as version 2 created it.
-VERSION_2_UNITS = """CREATE TABLE graph_name_units (
+#: How versions 1 and 2 kept blocking keys, and version 2 name units: a row each.
+OLD_INDEX = """CREATE TABLE graph_{table} (
     tenant_id TEXT NOT NULL,
-    unit TEXT NOT NULL,
+    {term} TEXT NOT NULL,
     entity_id TEXT NOT NULL,
     entity_row INTEGER NOT NULL,
-    PRIMARY KEY (tenant_id, unit, entity_id)
+    PRIMARY KEY (tenant_id, {term}, entity_id)
 ) WITHOUT ROWID"""
 
 
 def downgrade(path: Path, version: int) -> None:
-    """Rewrite the name index the way `version` kept it: none (1) or one row per unit (2)."""
+    """Rewrite the indexes the way `version` kept them: keys, and for 2 units, a row each."""
     with sqlite3.connect(path) as connection:
         connection.execute("DROP TABLE graph_name_postings")
+        connection.execute("DROP TABLE graph_key_postings")
+        connection.execute(OLD_INDEX.format(table="entity_keys", term="key"))
         if version == 2:
-            connection.execute(VERSION_2_UNITS)
-            for tenant, entity, row, body in connection.execute(
-                "SELECT tenant_id, id, row, body FROM graph_entities"
-            ).fetchall():
+            connection.execute(OLD_INDEX.format(table="name_units", term="unit"))
+        for tenant, entity_id, row, body in connection.execute(
+            "SELECT tenant_id, id, row, body FROM graph_entities"
+        ).fetchall():
+            entity = Entity.model_validate_json(body)
+            connection.executemany(
+                "INSERT INTO graph_entity_keys VALUES (?, ?, ?, ?)",
+                [(tenant, key, entity_id, row) for key in entity.blocking_keys or ()],
+            )
+            if version == 2:
                 connection.executemany(
                     "INSERT INTO graph_name_units VALUES (?, ?, ?, ?)",
-                    [
-                        (tenant, unit, entity, row)
-                        for unit in entity_name_units(Entity.model_validate_json(body))
-                    ],
+                    [(tenant, unit, entity_id, row) for unit in entity_name_units(entity)],
                 )
         connection.execute(
             "UPDATE graph_meta SET value = ? WHERE name = 'schema_version'", (str(version),)
@@ -177,7 +182,7 @@ async def test_an_older_file_opens_and_gets_its_name_index_rebuilt(
         tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master")}
     connection.close()
     assert stored == "3"
-    assert "graph_name_units" not in tables
+    assert not tables & {"graph_name_units", "graph_entity_keys"}
 
 
 async def test_it_shares_a_file_with_other_tables_and_leaves_them_alone(tmp_path: Path) -> None:
@@ -393,7 +398,7 @@ import asyncio, sys
 from uuid import UUID
 from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.ids import EntityId, TenantId
-from redstring.graph.adapters.sqlite import MAX_POSTING_SEGMENTS, SqliteGraphStore
+from redstring.graph.adapters.sqlite import SqliteGraphStore
 
 path, batches, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 tenant = TenantId(UUID(sys.argv[4]))
@@ -429,12 +434,13 @@ BATCH_SIZE = 20_000
 
 def batch_counts(path: Path, number: int) -> tuple[int, int, int]:
     """(entities, batch keys, per-entity keys) of one batch, counted in the file."""
+    postings = "SELECT coalesce(sum(length(entity_rows)), 0) / 8 FROM graph_key_postings"
     with sqlite3.connect(path) as connection:
         counts = connection.execute(
-            """SELECT
+            f"""SELECT
                 (SELECT count(*) FROM graph_entities WHERE normalized_name LIKE ?),
-                (SELECT count(*) FROM graph_entity_keys WHERE key = ?),
-                (SELECT count(*) FROM graph_entity_keys WHERE key LIKE ?)""",
+                ({postings} WHERE key = ?),
+                ({postings} WHERE key LIKE ?)""",
             (f"batch {number} entity %", f"b:{number}", f"e:{number}:%"),
         ).fetchone()
     connection.close()
