@@ -87,8 +87,10 @@ if TYPE_CHECKING:
 
 #: The schema this module reads and writes, recorded in `graph_meta`.
 SCHEMA_VERSION: Final = 3
-#: How many blobs may hold one unit's postings before a write merges them.
+#: How many blobs may hold one term's postings before a write merges them.
 MAX_POSTING_SEGMENTS: Final = 8
+#: A term's largest blob is rewritten once the others hold an eighth of its size.
+_MERGE_FRACTION: Final = 8
 _set_attribute: Final = object.__setattr__
 #: How an entity row is packed in a posting blob.
 _ROW: Final = np.dtype("<i8")
@@ -416,51 +418,86 @@ def _update_postings(
 ) -> None:
     """Take `removed` rows out of the tenant's postings in `index`, then add `added` ones.
 
-    A term that only gains rows, and holds fewer than `MAX_POSTING_SEGMENTS`
-    blobs, gains one blob; any other touched term is rewritten as one blob.
+    A blob holds signed rows: `row` where the term gained it, `-row` where
+    it lost it, so a change appends one blob per term and a term's rows are
+    those whose signs sum to 1. A row both removed and added is left alone.
+    A term reaching `MAX_POSTING_SEGMENTS` blobs has them merged, see
+    `_merge_segments`.
     """
     table, term = index
-    touched = sorted(removed.keys() | added.keys())
-    segments = dict(
-        _select_terms(
+    entries: dict[str, np.ndarray[Any, np.dtype[np.int64]]] = {}
+    for each in sorted(removed.keys() | added.keys()):
+        if each not in removed:
+            entries[each] = np.asarray(added[each], dtype=_ROW)
+            continue
+        gone, came = set(removed[each]), set(added.get(each, ()))
+        if gone != came:
+            entries[each] = np.asarray(
+                [*sorted(came - gone), *(-row for row in sorted(gone - came))], dtype=_ROW
+            )
+    full = [
+        each
+        for each, count in _select_terms(
             connection,
             f"SELECT {term}, count(*) FROM {table} "
             f"WHERE tenant_id = ? AND {term} IN ({{}}) GROUP BY {term}",
             tenant,
-            touched,
+            list(entries),
         )
-    )
-    merged = [
-        each
-        for each in touched
-        if each in removed or segments.get(each, 0) >= MAX_POSTING_SEGMENTS - 1
+        if count >= MAX_POSTING_SEGMENTS - 1
     ]
-    kept: defaultdict[str, list[np.ndarray[Any, np.dtype[np.int64]]]] = defaultdict(list)
-    for each, blob in _select_terms(
+    segments: defaultdict[str, list[tuple[int, np.ndarray[Any, np.dtype[np.int64]]]]] = defaultdict(
+        list
+    )
+    for each, rowid, blob in _select_terms(
         connection,
-        f"SELECT {term}, entity_rows FROM {table} WHERE tenant_id = ? AND {term} IN ({{}})",
+        f"SELECT {term}, rowid, entity_rows FROM {table} WHERE tenant_id = ? AND {term} IN ({{}})",
         tenant,
-        merged,
+        full,
     ):
-        kept[each].append(np.frombuffer(blob, dtype=_ROW))
-    for chunk in _chunks(merged, _parameter_limit(connection) - 1):
-        connection.execute(
-            f"DELETE FROM {table} WHERE tenant_id = ? AND {term} IN ({_placeholders(len(chunk))})",
-            (tenant, *chunk),
-        )
+        segments[each].append((rowid, np.frombuffer(blob, dtype=_ROW)))
+    dropped: list[tuple[int]] = []
     blobs: list[tuple[str, str, bytes]] = []
-    for each in touched:
-        rows = np.asarray(added.get(each, ()), dtype=_ROW)
-        if each in kept:
-            held = np.concatenate(kept[each])
-            if each in removed:
-                held = held[~np.isin(held, np.asarray(removed[each], dtype=_ROW))]
-            rows = np.concatenate([held, rows])
-        if rows.size:
-            blobs.append((tenant, each, np.sort(rows).tobytes()))
+    for each, new in entries.items():
+        if each in segments:
+            kept, merged = _merge_segments(segments[each], new)
+            dropped.extend((rowid,) for rowid, _ in segments[each] if rowid not in kept)
+            new = merged
+        if new.size:
+            blobs.append((tenant, each, new.tobytes()))
+    connection.executemany(f"DELETE FROM {table} WHERE rowid = ?", dropped)
     connection.executemany(
         f"INSERT INTO {table} (tenant_id, {term}, entity_rows) VALUES (?, ?, ?)", blobs
     )
+
+
+def _merge_segments(
+    segments: Sequence[tuple[int, np.ndarray[Any, np.dtype[np.int64]]]],
+    new: np.ndarray[Any, np.dtype[np.int64]],
+) -> tuple[set[int], np.ndarray[Any, np.dtype[np.int64]]]:
+    """Which blobs (by rowid) to keep, and the one blob replacing the rest and `new`.
+
+    The largest blob is kept while the others, with `new`, hold less than
+    an eighth of its entries: they are merged into one signed blob, so a
+    term written one row at a time rewrites its small blobs, not its large
+    one. Otherwise every blob is merged into one of the term's rows.
+    """
+    base_rowid, base = max(segments, key=lambda segment: segment[1].size)
+    rest = [blob for rowid, blob in segments if rowid != base_rowid]
+    if _MERGE_FRACTION * (sum(blob.size for blob in rest) + new.size) < base.size:
+        return {base_rowid}, _net(np.concatenate([*rest, new]), keep_removals=True)
+    return set(), _net(np.concatenate([base, *rest, new]), keep_removals=False)
+
+
+def _net(
+    entries: np.ndarray[Any, np.dtype[np.int64]], *, keep_removals: bool
+) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """The signed rows that `entries` come to: each row once, with its sign's sum."""
+    rows, where = np.unique(np.abs(entries), return_inverse=True)
+    net = np.bincount(where, weights=np.sign(entries), minlength=rows.size)
+    if keep_removals:
+        return np.concatenate([rows[net > 0], -rows[net < 0]])
+    return rows[net > 0]
 
 
 def _select_terms(
@@ -661,7 +698,7 @@ def _read_by_keys(
     connection: sqlite3.Connection, keys: Sequence[str], tenant_id: TenantId
 ) -> dict[str, list[Entity]]:
     tenant = str(tenant_id)
-    rows_of: defaultdict[str, list[int]] = defaultdict(list)
+    blobs_of: defaultdict[str, list[np.ndarray[Any, np.dtype[np.int64]]]] = defaultdict(list)
     with _read_transaction(connection):
         for key, blob in _select_terms(
             connection,
@@ -669,7 +706,11 @@ def _read_by_keys(
             tenant,
             list(dict.fromkeys(keys)),
         ):
-            rows_of[key].extend(np.frombuffer(blob, dtype=_ROW).tolist())
+            blobs_of[key].append(np.frombuffer(blob, dtype=_ROW))
+        rows_of = {
+            key: _net(np.concatenate(blobs), keep_removals=False).tolist()
+            for key, blobs in blobs_of.items()
+        }
         wanted = list({row for rows in rows_of.values() for row in rows})
         found = {
             row: (entity_id, body)
@@ -715,20 +756,24 @@ def _read_name_candidates(
 
 
 def _count_rows(
-    rows: np.ndarray[Any, np.dtype[np.int64]],
+    entries: np.ndarray[Any, np.dtype[np.int64]],
 ) -> tuple[np.ndarray[Any, np.dtype[np.int64]], np.ndarray[Any, np.dtype[np.int64]]]:
-    """The rows occurring at least `MIN_SHARED_UNITS` times, and how often each does.
+    """The rows sharing at least `MIN_SHARED_UNITS` units, and how many each shares.
 
-    A unit holds each row once, so a row's count is the units it shares.
+    A unit's signed entries sum to 1 for each row it holds and 0 for any
+    other, so the sum over the query's units is the units a row shares.
     """
+    rows = np.abs(entries)
+    weights = None if entries.min() > 0 else np.sign(entries)
     low, high = int(rows.min()), int(rows.max())
     if high - low > _BINCOUNT_SPAN_PER_ROW * rows.size + _BINCOUNT_SPAN:
         # Rows far apart (a tenant among many, or rows an older file assigned):
         # sorting them costs less than counting into a vast array.
-        found, shared = np.unique(rows, return_counts=True)
+        found, where = np.unique(rows, return_inverse=True)
+        shared = np.bincount(where, weights=weights, minlength=found.size).astype(np.int64)
         enough = shared >= MIN_SHARED_UNITS
         return found[enough], shared[enough]
-    counts = np.bincount(rows - low)
+    counts = np.bincount(rows - low, weights=weights).astype(np.int64)
     found = np.flatnonzero(counts >= MIN_SHARED_UNITS)
     return found + low, counts[found]
 
