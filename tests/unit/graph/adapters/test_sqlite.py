@@ -701,3 +701,48 @@ async def test_any_mix_of_writes_answers_as_the_in_memory_store_does(tmp_path: P
                         await memory.find_by_blocking_keys(keys, tenant)
                     ), step
         assert max(posting_blobs(tmp_path / "graph.db").values()) <= 2 * MAX_POSTING_SEGMENTS
+
+
+async def test_a_batch_failing_in_its_last_statement_leaves_nothing_written(
+    tmp_path: Path,
+) -> None:
+    """The name index is written last; a failure there must take the entities back too."""
+    path = tmp_path / "graph.db"
+    ada = make_entity(id=entity_id(1), name="Ada Lovelace")
+    async with SqliteGraphStore(path) as store:
+        await store.upsert_entity(ada)
+    with sqlite3.connect(path) as connection:
+        connection.execute(
+            "CREATE TRIGGER refuse_zed BEFORE INSERT ON graph_name_postings "
+            "WHEN NEW.unit = 'zed' BEGIN SELECT RAISE(ABORT, 'no zed here'); END"
+        )
+    connection.close()
+    before = posting_blobs(path)
+    renamed = make_entity(id=ada.id, name="Ada Byron")
+    async with SqliteGraphStore(path) as store:
+        with pytest.raises(StoreError, match="no zed here"):
+            await store.upsert_entities(
+                [
+                    make_entity(id=entity_id(2), name="Charles Babbage"),
+                    renamed,
+                    make_entity(id=entity_id(3), name="Zed"),
+                ]
+            )
+        assert await store.find_entities(TENANT) == [ada]
+        assert await store.find_name_candidates("Ada Lovelace", TENANT) == [ada]
+        assert await store.find_name_candidates("Babbage", TENANT) == []
+        assert await store.find_by_blocking_key(prefix_key(ada), TENANT) == [ada]
+    assert posting_blobs(path) == before
+
+
+async def test_a_term_whose_rows_all_went_keeps_no_blob_once_merged(tmp_path: Path) -> None:
+    path = tmp_path / "graph.db"
+    async with SqliteGraphStore(path) as store:
+        for step in range(2 * MAX_POSTING_SEGMENTS):
+            name = "Quxley" if step % 2 == 0 else "Ada Lovelace"
+            await store.upsert_entity(make_entity(id=entity_id(1), name=name))
+        assert await store.find_name_candidates("Quxley", TENANT) == []
+        # Sixteen writes gained and lost "qux"; its blobs were merged into nothing.
+        assert posting_blobs(path).get("qux", 0) < MAX_POSTING_SEGMENTS - 1
+        await store.upsert_entity(make_entity(id=entity_id(1), name="Quxley"))
+        assert len(await store.find_name_candidates("Quxley", TENANT)) == 1
