@@ -714,12 +714,12 @@ def _read_by_keys(
         wanted = list({row for rows in rows_of.values() for row in rows})
         found = {
             row: (entity_id, body)
-            for row, entity_id, body in _select_rows(connection, "row, id, body", wanted)
+            for row, entity_id, body in _select_rows(connection, "row, id, body", tenant, wanted)
         }
     result: dict[str, list[Entity]] = {key: [] for key in keys}
     for key, rows in rows_of.items():
-        rows.sort(key=lambda row: found[row][0])
-        result[key] = [_entity_from_json(found[row][1]) for row in rows]
+        ordered = sorted((found[row] for row in rows if row in found), key=lambda held: held[0])
+        result[key] = [_entity_from_json(body) for _, body in ordered]
     return result
 
 
@@ -749,7 +749,7 @@ def _read_name_candidates(
             found, shared = found[shared >= cut], shared[shared >= cut]
         count_of = dict(zip(found.tolist(), shared.tolist(), strict=True))
         ranked = sorted(
-            _select_rows(connection, "row, id, body", list(count_of)),
+            _select_rows(connection, "row, id, body", tenant, list(count_of)),
             key=lambda row: (-count_of[row[0]], row[1]),
         )
     return [_entity_from_json(body) for _, _, body in ranked[:limit]]
@@ -778,14 +778,22 @@ def _count_rows(
     return found + low, counts[found]
 
 
-def _select_rows(connection: sqlite3.Connection, columns: str, rows: Sequence[int]) -> list[Any]:
-    """`columns` of each entity among `rows`, in no particular order."""
+def _select_rows(
+    connection: sqlite3.Connection, columns: str, tenant: str, rows: Sequence[int]
+) -> list[Any]:
+    """`columns` of each of the tenant's entities among `rows`, in no particular order.
+
+    Postings name only their tenant's rows; the tenant is checked all the
+    same, so that no fault in them can ever answer with another tenant's
+    entity. (`+` keeps SQLite on the rowid lookup.)
+    """
     return [
         found
-        for chunk in _chunks(rows, _parameter_limit(connection))
+        for chunk in _chunks(rows, _parameter_limit(connection) - 1)
         for found in connection.execute(
-            f"SELECT {columns} FROM graph_entities WHERE row IN ({_placeholders(len(chunk))})",
-            chunk,
+            f"SELECT {columns} FROM graph_entities "
+            f"WHERE row IN ({_placeholders(len(chunk))}) AND +tenant_id = ?",
+            (*chunk, tenant),
         ).fetchall()
     ]
 

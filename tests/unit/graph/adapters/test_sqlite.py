@@ -746,3 +746,29 @@ async def test_a_term_whose_rows_all_went_keeps_no_blob_once_merged(tmp_path: Pa
         assert posting_blobs(path).get("qux", 0) < MAX_POSTING_SEGMENTS - 1
         await store.upsert_entity(make_entity(id=entity_id(1), name="Quxley"))
         assert len(await store.find_name_candidates("Quxley", TENANT)) == 1
+
+
+async def test_a_posting_naming_another_tenants_row_never_answers_with_it(
+    tmp_path: Path,
+) -> None:
+    """A fault in the index (here written by hand) must not cross tenants."""
+    path = tmp_path / "graph.db"
+    ours = make_entity(id=entity_id(1), name="Ada Lovelace")
+    theirs = make_entity(id=entity_id(1), name="Ada Lovelace", tenant_id=OTHER_TENANT)
+    async with SqliteGraphStore(path) as store:
+        await store.upsert_entities([ours, theirs])
+    with sqlite3.connect(path) as connection:
+        [(row,)] = connection.execute(
+            "SELECT row FROM graph_entities WHERE tenant_id = ?", (str(OTHER_TENANT),)
+        ).fetchall()
+        stray = row.to_bytes(8, "little")
+        for table, term in (
+            ("graph_key_postings", prefix_key(ours)),
+            ("graph_name_postings", "ada"),
+            ("graph_name_postings", " ad"),
+        ):
+            connection.execute(f"INSERT INTO {table} VALUES (?, ?, ?)", (str(TENANT), term, stray))
+    connection.close()
+    async with SqliteGraphStore(path) as store:
+        assert await store.find_by_blocking_key(prefix_key(ours), TENANT) == [ours]
+        assert await store.find_name_candidates("Ada Lovelace", TENANT) == [ours]
