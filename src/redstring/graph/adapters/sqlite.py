@@ -422,7 +422,7 @@ def _update_postings(
     it lost it, so a change appends one blob per term and a term's rows are
     those whose signs sum to 1. A row both removed and added is left alone.
     A term reaching `MAX_POSTING_SEGMENTS` blobs has them merged, see
-    `_merge_segments`.
+    `_blobs_to_merge`.
     """
     table, term = index
     entries: dict[str, np.ndarray[Any, np.dtype[np.int64]]] = {}
@@ -435,34 +435,38 @@ def _update_postings(
             entries[each] = np.asarray(
                 [*sorted(came - gone), *(-row for row in sorted(gone - came))], dtype=_ROW
             )
-    full = [
-        each
-        for each, count in _select_terms(
-            connection,
-            f"SELECT {term}, count(*) FROM {table} "
-            f"WHERE tenant_id = ? AND {term} IN ({{}}) GROUP BY {term}",
-            tenant,
-            list(entries),
-        )
-        if count >= MAX_POSTING_SEGMENTS - 1
-    ]
-    segments: defaultdict[str, list[tuple[int, np.ndarray[Any, np.dtype[np.int64]]]]] = defaultdict(
-        list
-    )
-    for each, rowid, blob in _select_terms(
+    # length() reads a blob's size from its row header, not the blob.
+    sizes: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
+    for each, rowid, size in _select_terms(
         connection,
-        f"SELECT {term}, rowid, entity_rows FROM {table} WHERE tenant_id = ? AND {term} IN ({{}})",
+        f"SELECT {term}, rowid, length(entity_rows) FROM {table} "
+        f"WHERE tenant_id = ? AND {term} IN ({{}})",
         tenant,
-        full,
+        list(entries),
     ):
-        segments[each].append((rowid, np.frombuffer(blob, dtype=_ROW)))
+        sizes[each].append((rowid, size // _ROW.itemsize))
+    merging = {
+        each: _blobs_to_merge(sizes[each], entries[each].size)
+        for each in entries
+        if len(sizes.get(each, ())) >= MAX_POSTING_SEGMENTS - 1
+    }
+    read = dict(
+        _select_blobs(
+            connection, table, [rowid for rowids, _ in merging.values() for rowid in rowids]
+        )
+    )
     dropped: list[tuple[int]] = []
     blobs: list[tuple[str, str, bytes]] = []
     for each, new in entries.items():
-        if each in segments:
-            kept, merged = _merge_segments(segments[each], new)
-            dropped.extend((rowid,) for rowid, _ in segments[each] if rowid not in kept)
-            new = merged
+        if each in merging:
+            rowids, whole = merging[each]
+            dropped.extend((rowid,) for rowid in rowids)
+            new = _net(
+                np.concatenate(
+                    [*(np.frombuffer(read[rowid], dtype=_ROW) for rowid in rowids), new]
+                ),
+                keep_removals=not whole,
+            )
         if new.size:
             blobs.append((tenant, each, new.tobytes()))
     connection.executemany(f"DELETE FROM {table} WHERE rowid = ?", dropped)
@@ -471,22 +475,29 @@ def _update_postings(
     )
 
 
-def _merge_segments(
-    segments: Sequence[tuple[int, np.ndarray[Any, np.dtype[np.int64]]]],
-    new: np.ndarray[Any, np.dtype[np.int64]],
-) -> tuple[set[int], np.ndarray[Any, np.dtype[np.int64]]]:
-    """Which blobs (by rowid) to keep, and the one blob replacing the rest and `new`.
+def _blobs_to_merge(sizes: Sequence[tuple[int, int]], new: int) -> tuple[list[int], bool]:
+    """Which of a term's blobs (rowid, entries) to merge with `new` entries, and if all.
 
-    The largest blob is kept while the others, with `new`, hold less than
-    an eighth of its entries: they are merged into one signed blob, so a
-    term written one row at a time rewrites its small blobs, not its large
-    one. Otherwise every blob is merged into one of the term's rows.
+    The largest blob is left alone while the others, with `new`, hold less
+    than an eighth of its entries: they are merged into one signed blob, so
+    a term written one row at a time rewrites its small blobs, not its large
+    one. Otherwise every blob is merged into plain rows.
     """
-    base_rowid, base = max(segments, key=lambda segment: segment[1].size)
-    rest = [blob for rowid, blob in segments if rowid != base_rowid]
-    if _MERGE_FRACTION * (sum(blob.size for blob in rest) + new.size) < base.size:
-        return {base_rowid}, _net(np.concatenate([*rest, new]), keep_removals=True)
-    return set(), _net(np.concatenate([base, *rest, new]), keep_removals=False)
+    base, base_size = max(sizes, key=lambda size: size[1])
+    rest = [(rowid, size) for rowid, size in sizes if rowid != base]
+    if _MERGE_FRACTION * (sum(size for _, size in rest) + new) < base_size:
+        return [rowid for rowid, _ in rest], False
+    return [rowid for rowid, _ in sizes], True
+
+
+def _select_blobs(
+    connection: sqlite3.Connection, table: str, rowids: Sequence[int]
+) -> Iterator[tuple[int, bytes]]:
+    for chunk in _chunks(rowids, _parameter_limit(connection)):
+        yield from connection.execute(
+            f"SELECT rowid, entity_rows FROM {table} WHERE rowid IN ({_placeholders(len(chunk))})",
+            chunk,
+        )
 
 
 def _net(
