@@ -5,23 +5,20 @@ so other stores may keep their own tables in the same file:
 
 - `graph_meta`: the schema version, as the row `('schema_version', '3')`.
   A version 1 file (no name index) or version 2 file (one row per name
-  unit) is migrated when first opened: `graph_name_postings` is created and
-  filled from the stored entities, and version 2's `graph_name_units` is
-  dropped. `PRAGMA user_version` is left alone, since it belongs to the
-  whole file.
-- `graph_entities`: one row per `(tenant_id, id)`, the entity as the JSON
-  `model_dump_json` gives, with `normalize_name(name)` and `entity_type` in
-  indexed columns.
-- `graph_entity_keys`: one row per `(tenant_id, key, entity_id)`, holding the
-  entity's `row` too, so a blocking-key lookup is one range scan of the
-  primary key, in `str(id)` order, plus one rowid lookup per entity.
-- `graph_name_postings`: for each `(tenant_id, unit)` of
-  `redstring.domain.names`, the `row`s of the tenant's entities that have
-  the unit, packed as little-endian 64-bit integers in at most
-  `MAX_POSTING_SEGMENTS` blobs. A write appends one blob per unit it adds
-  to; removing a row, or reaching the limit, rewrites the unit's blobs as
-  one. A candidate lookup reads the query units' blobs and counts the rows
-  with numpy. ADR 0033 records why, and what it measured.
+  unit) is migrated when first opened: both posting tables are created and
+  filled from the stored entities, and the old one-row-per-term tables
+  (`graph_entity_keys`, version 2's `graph_name_units`) are dropped.
+  `PRAGMA user_version` is left alone, since it belongs to the whole file.
+- `graph_entities`: one row per `(tenant_id, id)`, under a `row` the store
+  chooses, the entity as the JSON `model_dump_json` gives, with
+  `normalize_name(name)` and `entity_type` in indexed columns.
+- `graph_key_postings` and `graph_name_postings`: for each `(tenant_id,
+  key)` and each `(tenant_id, unit)` of `redstring.domain.names`, blobs of
+  little-endian 64-bit signed rows: `row` where the term gained the
+  entity, `-row` where it lost it; the term's entities are the rows whose
+  signs sum to 1. A write appends one blob per term it changes; a term at
+  `MAX_POSTING_SEGMENTS` blobs has them merged. Lookups read the blobs and
+  count with numpy. ADR 0033 records why, and what it measured.
 - `graph_relationships`: one row per `(tenant_id, id)`, the relationship as
   JSON, with both endpoints indexed.
 
