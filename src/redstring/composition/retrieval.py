@@ -294,10 +294,16 @@ class Retriever:
             for group in groups.values():
                 score(group)
         # Equal scores are common (a bare surname scores every name carrying
-        # it alike): they break by unit overlap, then by id (ADR 0042).
-        counts = Counter(score for _, score in scored.values())
+        # it alike): they break by unit overlap, then by id (ADR 0042). Only
+        # scores at or above the k-th can reach the answer, so only their
+        # ties are broken.
+        ordered = sorted(scored.items(), key=lambda item: -item[1][1])
+        if len(ordered) > k:
+            cut = ordered[k - 1][1][1]
+            ordered = [item for item in ordered if item[1][1] >= cut]
+        counts = Counter(score for _, score in (pair for _, pair in ordered))
         ranked = sorted(
-            scored.items(),
+            ordered,
             key=lambda item: (
                 -item[1][1],
                 -unit_overlap(query, item[1][0]) if counts[item[1][1]] > 1 else 0.0,

@@ -105,6 +105,12 @@ def query_name_units(query: str) -> list[str]:
     return sorted(name_units(query))
 
 
+@lru_cache(maxsize=1 << 10)
+def _query_units(query: str) -> frozenset[str]:
+    """`name_units(query)`, kept: one query is compared with many entities."""
+    return frozenset(name_units(query))
+
+
 def unit_overlap(query: str, entity: Entity) -> float:
     """The Dice coefficient of the units of `query` and of `entity`, on `0..1`.
 
@@ -112,7 +118,7 @@ def unit_overlap(query: str, entity: Entity) -> float:
     sharing as much with the query the shorter scores higher. The lexical
     channel breaks equal `lexical_score`s by it (ADR 0042).
     """
-    wanted, units = name_units(query), entity_name_units(entity)
+    wanted, units = _query_units(query), entity_name_units(entity)
     if not wanted or not units:
         return 0.0
     return 2 * len(wanted & units) / (len(wanted) + len(units))
