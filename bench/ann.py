@@ -59,6 +59,7 @@ from redstring import (
     blocking_keys_for,
 )
 from redstring.domain.blocking import query_blocking_keys
+from redstring.domain.lexical import lexical_score
 from redstring.vector.adapters.hnsw import (
     BUILD_BREADTH,
     LINKS,
@@ -203,15 +204,17 @@ async def main(name_count: int, size: int, threads: int) -> None:
     graph_bytes = rss() - start_bytes
     approximate = InMemoryVectorStore(dimension=matrix.shape[1], ann_threshold=1)
     await fill_vectors(approximate, matrix)
+    gc.collect()
+    vector_bytes = rss() - start_bytes - graph_bytes
     real = min(size, name_count - QUERIES)
     del matrix  # the store holds its own copy
     gc.collect()
-    vector_bytes = rss() - start_bytes - graph_bytes
+    before_index = rss()
     rows = approximate._tenants[TENANT]
     index, how = cached_index(rows.matrix[: len(rows)], name_count, threads)
     rows.adopt_ann(index)
     gc.collect()
-    index_bytes = rss() - start_bytes - graph_bytes - vector_bytes
+    index_bytes = rss() - before_index
     # The exact baseline shares the same rows, with the index off.
     exact = InMemoryVectorStore(dimension=rows.matrix.shape[1], ann_threshold=None)
     exact_rows = copy.copy(rows)
@@ -255,6 +258,15 @@ async def main(name_count: int, size: int, threads: int) -> None:
             graph.find_by_blocking_keys(query_blocking_keys(query), TENANT),
         )
         blocked.append(sum(len(group) for group in groups.values()))
+        started = time.perf_counter()
+        scored = {entity.id: entity for group in (candidates, *groups.values()) for entity in group}
+        for entity in scored.values():
+            lexical_score(query, entity)
+        timer("lexical_score").append(time.perf_counter() - started)
+        started = time.perf_counter()
+        for entity in candidates:
+            lexical_score(query, entity)
+        timer("lexical_score named").append(time.perf_counter() - started)
 
     median = {label: statistics.median(values) for label, values in samples.items()}
 
@@ -282,6 +294,8 @@ async def main(name_count: int, size: int, threads: int) -> None:
         )
     line("  graph find_name_candidates (limit 50)", median["find_name_candidates"], "index hybrid")
     line("  graph find_by_blocking_keys", median["find_by_blocking_keys"], "index hybrid")
+    line("  lexical_score over those entities", median["lexical_score"], "index hybrid")
+    line("  lexical_score over the named ones only", median["lexical_score named"], "index hybrid")
     print(
         f"  {'  entities the lexical channel scores, median':44} "
         f"{statistics.median(named):8.0f} named + {statistics.median(blocked):,.0f} blocked "
@@ -297,12 +311,65 @@ async def main(name_count: int, size: int, threads: int) -> None:
         print(f"  {label:44} {held / size:8,.0f} bytes/entity")
 
 
+async def reopen(name_count: int, size: int) -> None:
+    """A SQLite store's first search: building and saving the index, then after a reopen."""
+    import tempfile
+
+    from redstring import SqliteVectorStore
+
+    names, vectors = embedded(name_count)
+    query = vectors[-1]
+    _, matrix = tenant_of(names[:-QUERIES], vectors[:-QUERIES], size)
+    dimension = matrix.shape[1]
+    del names, vectors
+    with tempfile.TemporaryDirectory(dir=CACHE) as directory:
+        path = Path(directory) / "vectors.db"
+
+        def store() -> SqliteVectorStore:
+            return SqliteVectorStore(path, dimension=dimension, ann_threshold=1)
+
+        first = store()
+        exact = SqliteVectorStore(path, dimension=dimension, ann_threshold=None)
+        for start in range(0, len(matrix), STEP):
+            await first.upsert_many(
+                [
+                    VectorRecord(entity_id=entity_id(row), tenant_id=TENANT, vector=vector)
+                    for row, vector in enumerate(matrix[start : start + STEP], start=start)
+                ]
+            )
+        del matrix
+        gc.collect()
+        timings: dict[str, float] = {}
+        for label, each in (("exact", exact), ("build", first), ("reopen", None)):
+            if each is None:
+                each = store()
+            started = time.perf_counter()
+            await each.search(query, TENANT, k=K)
+            timings[label] = time.perf_counter() - started
+            await each.close()
+        saved = sum(file.stat().st_size for file in (Path(directory) / "vectors.db-ann").iterdir())
+    print(f"SQLite vector store, {size:,} rows in one tenant, first search after opening:")
+    for label, text in (
+        ("exact", "exact (loads the rows)"),
+        ("build", "through the index, building and saving it"),
+        ("reopen", "through the index, after a reopen"),
+    ):
+        ratio = timings[label] / timings["exact"]
+        print(f"  {text:44} {timings[label]:8.1f} s  {ratio:6.2f}x exact")
+    print(f"  {'saved index, both files':44} {saved / 2**20:8,.0f} MiB")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--names", type=int, default=60_000)
     parser.add_argument("--size", type=int, default=0, help="entities (default: the names)")
     parser.add_argument("--threads", type=int, default=2, help="hnswlib threads for the build")
-    arguments = parser.parse_args()
-    asyncio.run(
-        main(arguments.names, arguments.size or arguments.names - QUERIES, arguments.threads)
+    parser.add_argument(
+        "--sqlite", action="store_true", help="time a SQLite store's reopen instead"
     )
+    arguments = parser.parse_args()
+    size = arguments.size or arguments.names - QUERIES
+    if arguments.sqlite:
+        asyncio.run(reopen(arguments.names, size))
+    else:
+        asyncio.run(main(arguments.names, size, arguments.threads))
