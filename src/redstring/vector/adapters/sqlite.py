@@ -275,10 +275,12 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
 
     async def _release(self) -> None:
         """Save the indexes this store's writes changed, close the connection, stop the worker."""
-        if self._saved:
-            await self._run(self._save_changed)
-        await self._worker.close()
-        self._cache.clear()
+        try:
+            if self._saved:
+                await self._run(self._save_changed)
+        finally:
+            await self._worker.close()
+            self._cache.clear()
 
     async def _run[T](self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run `work` on the worker thread with the open connection."""
