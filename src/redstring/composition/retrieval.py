@@ -2,12 +2,14 @@
 
 The semantic channel embeds the query and searches the vector store; the
 lexical channel takes the graph store's name candidates (entities sharing
-character trigrams of a name or alias with the query, ADR 0014) together with
-the entities under the query's blocking keys, and scores them with
-`lexical_score`. `reciprocal_rank_fusion` combines the two id rankings; ties
-in the fused score break by the evidence (the component scores), and only
-then by id (ADR 0016). This module only orchestrates: scoring and fusion are
-pure functions in `domain`.
+character trigrams of a name or alias, or of its romanization, with the
+query; ADRs 0014 and 0041), adds the entities under the query's blocking
+keys when fewer than `k` candidates pass the type filter (ADR 0042), and
+scores them with `lexical_score`; equal scores break by `unit_overlap`.
+`reciprocal_rank_fusion` combines the two id rankings; ties in the fused
+score break by the evidence (the component scores), and only then by id
+(ADR 0016). This module only orchestrates: scoring and fusion are pure
+functions in `domain`.
 
 Lexical recall is bounded by the name index. A query that shares fewer than
 `MIN_SHARED_UNITS` trigrams with every name and alias of an entity, and no
@@ -27,6 +29,7 @@ badly lagging projection into silence.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from redstring.domain.blocking import query_blocking_keys
@@ -34,6 +37,7 @@ from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.lexical import lexical_score
 from redstring.domain.limits import MAX_LIMIT
+from redstring.domain.names import unit_overlap
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.domain.validation import (
     check_collaborator,
@@ -262,19 +266,42 @@ class Retriever:
         k: int,
         entity_types: Sequence[str] | None,
     ) -> dict[EntityId, tuple[Entity, float]]:
-        """Name and blocking-key candidates that pass the type filter, scored, best `k` first."""
-        named, groups = await asyncio.gather(
-            self._graph.find_name_candidates(query, tenant_id, limit=_LEXICAL_CANDIDATES),
-            self._graph.find_by_blocking_keys(query_blocking_keys(query), tenant_id),
-        )
+        """Name and blocking-key candidates that pass the type filter, scored, best `k` first.
+
+        The name index's candidates are scored first; the blocking-key groups
+        are read and scored only when fewer than `k` of those pass the type
+        filter. An entity the index ranks below its first
+        `_LEXICAL_CANDIDATES` shares no more units with the query than any
+        one scored, so it reaches the top `k` so rarely that reading and
+        scoring the groups (about as many entities again) on every query
+        costs more than it finds (ADR 0042); an entity reachable only through
+        its keys is still found whenever the index has too little to say.
+        """
         allowed = None if entity_types is None else frozenset(entity_types)
         scored: dict[EntityId, tuple[Entity, float]] = {}
-        for group in (named, *groups.values()):
+
+        def score(group: Sequence[Entity]) -> None:
             for entity in group:
                 if entity.id in scored:
                     continue
                 if allowed is not None and entity.entity_type not in allowed:
                     continue
                 scored[entity.id] = (entity, lexical_score(query, entity))
-        ranked = sorted(scored.items(), key=lambda item: (-item[1][1], str(item[0])))
+
+        score(await self._graph.find_name_candidates(query, tenant_id, limit=_LEXICAL_CANDIDATES))
+        if len(scored) < k:
+            groups = await self._graph.find_by_blocking_keys(query_blocking_keys(query), tenant_id)
+            for group in groups.values():
+                score(group)
+        # Equal scores are common (a bare surname scores every name carrying
+        # it alike): they break by unit overlap, then by id (ADR 0042).
+        counts = Counter(score for _, score in scored.values())
+        ranked = sorted(
+            scored.items(),
+            key=lambda item: (
+                -item[1][1],
+                -unit_overlap(query, item[1][0]) if counts[item[1][1]] > 1 else 0.0,
+                str(item[0]),
+            ),
+        )
         return dict(ranked[:k])

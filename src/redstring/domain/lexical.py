@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from jellyfish import jaro_winkler_similarity, levenshtein_distance
 
 from redstring.domain.names import MAX_NAME_CHARS, entity_names
-from redstring.domain.normalization import fold_name
+from redstring.domain.normalization import fold_name, latin_name
 
 if TYPE_CHECKING:
     from redstring.domain.entity import Entity
@@ -45,11 +45,27 @@ PROPERTY_WEIGHT = 0.6
 WORD_MATCH_WEIGHT = 0.95
 
 
+#: The forms `_forms` gives a text: its folded form and that form's words
+#: sorted, then the same two of its `latin_name` (`None` when the folded
+#: form is already ASCII, so the Latin forms would repeat it).
+_Forms = tuple[str, str, tuple[str, str] | None]
+
+
 @lru_cache(maxsize=1 << 16)
-def _forms(text: str) -> tuple[str, str]:
-    """The folded first `MAX_NAME_CHARS` characters of `text`, and its words sorted."""
-    folded = fold_name(text[:MAX_NAME_CHARS])
-    return folded, " ".join(sorted(folded.split()))
+def _forms(text: str) -> _Forms:
+    """`text` folded (first `MAX_NAME_CHARS` characters), its words sorted, its Latin forms."""
+    head = text[:MAX_NAME_CHARS]
+    folded = fold_name(head)
+    latin = None
+    if not folded.isascii():
+        romanized = latin_name(head)
+        latin = (romanized, " ".join(sorted(romanized.split())))
+    return folded, " ".join(sorted(folded.split())), latin
+
+
+def _latin(forms: _Forms) -> tuple[str, str]:
+    """The Latin forms of `forms`: its own pair when it is already ASCII."""
+    return forms[2] if forms[2] is not None else (forms[0], forms[1])
 
 
 def _levenshtein_similarity(left: str, right: str) -> float:
@@ -58,7 +74,15 @@ def _levenshtein_similarity(left: str, right: str) -> float:
     return 1.0 - levenshtein_distance(left, right) / longest if longest else 1.0
 
 
-def _similarity(query: tuple[str, str], name: tuple[str, str]) -> float:
+def _similarity(query: _Forms, name: _Forms) -> float:
+    """The better of the folded and the Latin comparison (ADR 0041)."""
+    best = _pair_similarity((query[0], query[1]), (name[0], name[1]))
+    if best < 1.0 and (query[2] is not None or name[2] is not None):
+        best = max(best, _pair_similarity(_latin(query), _latin(name)))
+    return best
+
+
+def _pair_similarity(query: tuple[str, str], name: tuple[str, str]) -> float:
     """The mean of the best Jaro-Winkler and the best normalized Levenshtein (ADR 0015)."""
     if query[0] == name[0] or query[1] == name[1]:
         return 1.0
@@ -91,9 +115,17 @@ def _word_similarity(left: str, right: str) -> float:
     return float(jaro_winkler_similarity(left, right) + _levenshtein_similarity(left, right)) / 2
 
 
-def _word_match(query: tuple[str, str], name: tuple[str, str]) -> float:
+def _word_match(query: _Forms, name: _Forms) -> float:
+    """The better of the folded and the Latin word match (ADR 0041)."""
+    best = _pair_word_match(query[1], name[1])
+    if best < 1.0 and (query[2] is not None or name[2] is not None):
+        best = max(best, _pair_word_match(_latin(query)[1], _latin(name)[1]))
+    return best
+
+
+def _pair_word_match(query: str, name: str) -> float:
     """The mean over the query's words of each one's best match among the name's words."""
-    wanted, words = query[1].split(), name[1].split()
+    wanted, words = query.split(), name.split()
     if not wanted or not words:
         return 0.0
     return sum(max(_word_similarity(each, word) for word in words) for each in wanted) / len(wanted)

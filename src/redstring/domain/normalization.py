@@ -2,13 +2,17 @@
 
 `normalize_name` is the identity form: ids are derived from it, so it never
 changes. `fold_name` is the matching form that keys, the name index and
-lexical scoring share; see ADR 0015.
+lexical scoring share; see ADR 0015. `latin_name` is that form written in
+Latin letters, the second form the name index and lexical scoring compare,
+so a name in one script meets its transliteration in another (ADR 0041).
 """
 
 from __future__ import annotations
 
 import unicodedata
 from functools import lru_cache
+
+from anyascii import anyascii
 
 #: ASCII punctuation and symbols, each read as a word break by `fold_name`.
 _ASCII_BREAKS = str.maketrans(
@@ -56,3 +60,24 @@ def fold_name(name: str) -> str:
             kept.append(character)
     # NFKD can produce capitals (for example from some compatibility forms).
     return " ".join("".join(kept).casefold().split())
+
+
+@lru_cache(maxsize=1 << 16)
+def latin_name(name: str) -> str:
+    """`name` romanized into ASCII, then folded as `fold_name` folds.
+
+    When `fold_name` keeps characters outside ASCII, `name` is romanized
+    (`anyascii`) before folding: "Москва" reads as "moskva", "Αθήνα" as
+    "athina", "Øresund" as "oresund", "北京" as "beijing". A name that folds
+    to ASCII is returned as `fold_name` gives it, so this is `fold_name` for
+    every Latin-script name. Transliteration loses distinctions: two names
+    written differently in one script may share a form (Chinese homophones
+    do), so the form is a second way to match, never an identity. Total and
+    deterministic; results are cached.
+    """
+    folded = fold_name(name)
+    if folded.isascii():
+        return folded
+    # Romanized before folding drops combining marks: kana voicing marks are
+    # combining after NFKD, and "バ" must read "ba", not "ha".
+    return fold_name(anyascii(unicodedata.normalize("NFC", name)))

@@ -426,6 +426,14 @@ class GraphStoreCompliance(LifetimeCompliance):
         await store.upsert_entity(munoz)
         assert await store.find_name_candidates("MUNOZ", TENANT) == [munoz]
 
+    async def test_a_name_in_another_script_and_its_romanization_reach_each_other(self) -> None:
+        store = self.new_store()
+        moscow = make_entity(id=entity_id(1), name="Москва")
+        athens = make_entity(id=entity_id(2), name="Athina")
+        await store.upsert_entities([moscow, athens])
+        assert await store.find_name_candidates("Moskva", TENANT) == [moscow]
+        assert await store.find_name_candidates("Αθήνα", TENANT) == [athens]
+
     async def test_candidates_rank_by_shared_units_then_by_id(self) -> None:
         store = self.new_store()
         # Shares "lovelace" and "ada" with the query: most units.

@@ -180,14 +180,38 @@ class TenantRows[K, M]:
         vectors: NDArray[np.float32],
         entity_types: Sequence[str | None],
         metadata: Sequence[M],
+        *,
+        norms: NDArray[np.float32] | None = None,
+        adopt: bool = False,
     ) -> None:
         """Write rows for distinct `keys`, replacing the rows they already have.
 
         Everything that can fail (growing the arrays) runs before the first
-        row changes.
+        row changes. `norms`, if given, must be `row_norms(vectors)`. With
+        `adopt`, `vectors` is the caller's to give away: an empty tenant
+        keeps it (and `norms`) as its own arrays instead of copying them.
         """
         index = self.rows
         kept = len(self)
+        if (
+            adopt
+            and kept == 0
+            and vectors.dtype == np.float32
+            and vectors.flags.c_contiguous
+            and vectors.flags.writeable
+        ):
+            # A bulk load into an empty tenant: the batch becomes the matrix.
+            index.update(zip(keys, range(len(keys)), strict=True))
+            self.keys.extend(keys)
+            self.metadata.extend(metadata)
+            self.matrix = vectors
+            self.norms = row_norms(vectors) if norms is None else norms
+            self.type_codes = np.array(
+                [self.type_code(entity_type) for entity_type in entity_types], dtype=np.int32
+            )
+            if self._ann is not None:
+                self._ann.put(np.arange(len(keys), dtype=np.intp), vectors)
+            return
         new = sum(1 for key in keys if key not in index)
         self._grow(kept + new, kept)
         codes = [self.type_code(entity_type) for entity_type in entity_types]
@@ -198,7 +222,7 @@ class TenantRows[K, M]:
             self.keys.extend(keys)
             self.metadata.extend(metadata)
             self.matrix[kept:end] = vectors
-            self.norms[kept:end] = row_norms(vectors)
+            self.norms[kept:end] = row_norms(vectors) if norms is None else norms
             self.type_codes[kept:end] = codes
             if self._ann is not None:
                 self._ann.put(np.arange(kept, end, dtype=np.intp), vectors)
@@ -214,7 +238,7 @@ class TenantRows[K, M]:
                 self.metadata[row] = entry
             rows[position] = row
         self.matrix[rows] = vectors
-        self.norms[rows] = row_norms(vectors)
+        self.norms[rows] = row_norms(vectors) if norms is None else norms
         self.type_codes[rows] = codes
         if self._ann is not None:
             self._ann.put(rows, vectors)

@@ -164,6 +164,34 @@ async def test_the_lexical_channel_scores_a_candidate_after_a_zero_scoring_one()
     assert [match.lexical for match in result.matches] == [1.0, 0.0]
 
 
+async def test_equal_lexical_scores_break_by_unit_overlap_before_id() -> None:
+    """A bare surname scores both names alike; the one closer to the query wins.
+
+    The longer name has the smaller id, so an id tie-break would put it first.
+    """
+    longer = make_entity(id=entity_id(1), name="Augusta Ada Lovelace")
+    shorter = make_entity(id=entity_id(2), name="Ada Lovelace")
+    stores = Stores()
+    await stores.add(longer, shorter, vector=False)
+    result = await stores.retriever().retrieve("Lovelace", TENANT, mode=RetrievalMode.LEXICAL)
+    assert [match.entity for match in result.matches] == [shorter, longer]
+    assert [match.lexical for match in result.matches] == [0.95, 0.95]
+
+
+async def test_an_entity_reached_only_by_its_keys_fills_a_short_name_answer() -> None:
+    """The name index finds one candidate for `k=2`, so the blocking keys are read."""
+    query = "Ada Lovelace"
+    soundex = soundex_key_for_name(query)
+    assert soundex is not None
+    keyed = make_entity(id=entity_id(1), name="Quux", blocking_keys=frozenset({soundex}))
+    named = make_entity(id=entity_id(2), name="Ada Lovelace")
+    stores = Stores()
+    await stores.add(keyed, named, vector=False)
+    retriever = stores.retriever()
+    two = await retriever.retrieve(query, TENANT, k=2, mode=RetrievalMode.LEXICAL)
+    assert [match.entity for match in two.matches] == [named, keyed]
+
+
 async def test_entity_types_filters_the_lexical_channel_before_k_is_applied() -> None:
     """Filter-before-k, the defect `ports/vector_store.py` calls out by name.
 

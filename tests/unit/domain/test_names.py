@@ -15,8 +15,9 @@ from redstring.domain.names import (
     entity_names,
     name_units,
     query_name_units,
+    unit_overlap,
 )
-from redstring.domain.normalization import fold_name, normalize_name
+from redstring.domain.normalization import fold_name, latin_name, normalize_name
 from redstring.testing.factories import make_entity
 
 if TYPE_CHECKING:
@@ -50,6 +51,54 @@ def test_folding_is_idempotent_and_never_longer_in_words(text: str) -> None:
     once = fold_name(text)
     assert fold_name(once) == once
     assert once == " ".join(once.split())
+
+
+@pytest.mark.parametrize(
+    ("name", "latin"),
+    [
+        ("Москва", "moskva"),
+        ("Αθήνα", "athina"),
+        ("Øresund", "oresund"),
+        ("Łódź", "lodz"),
+        ("北京", "beijing"),
+        ("José  Muñoz", "jose munoz"),
+        ("Ada Lovelace", "ada lovelace"),
+        ("«Москва»", "moskva"),
+        ("", ""),
+    ],
+)
+def test_latin_name_romanizes_what_folding_keeps_outside_ascii(name: str, latin: str) -> None:
+    assert latin_name(name) == latin
+
+
+@given(st.text(max_size=30))
+@example("")
+@example("Ⅻ ﬁ")
+@example("Ελλάδα")
+@example("北京 市")
+def test_the_latin_form_is_ascii_folded_and_the_fold_of_any_ascii_name(text: str) -> None:
+    latin = latin_name(text)
+    assert latin.isascii()
+    assert fold_name(latin) == latin
+    if fold_name(text).isascii():
+        assert latin == fold_name(text)
+
+
+def test_a_name_in_another_script_shares_units_with_its_romanization() -> None:
+    """The Cyrillic "Москва" indexes the units of "moskva" too, so either finds the other."""
+    assert name_units("Moskva") <= name_units("Москва")
+    assert name_units("Ada Lovelace") == {
+        unit for word in ("ada", "lovelace") for unit in name_units(word)
+    }
+
+
+def test_a_name_in_another_script_is_scored_by_its_romanization() -> None:
+    romanized = name_similarity("Москва", "Moskva")
+    assert romanized == 1.0
+    assert name_similarity("Россия", "Russia") > name_similarity("Россия", "Germany")
+    assert lexical_score("Германия", make_entity(name="Germany")) > lexical_score(
+        "Германия", make_entity(name="Russia")
+    )
 
 
 def test_normalize_name_is_not_folded() -> None:
@@ -144,3 +193,11 @@ def test_entity_units_are_the_union_of_each_names_units(name: str, normalized: s
         entity = entity.model_copy(update={"normalized_name": normalized})
     assert entity_name_units(entity) == _units_of_every_name(entity)
     assert entity_name_units(entity) >= name_units(name)
+
+
+def test_unit_overlap_is_one_for_the_same_name_and_zero_without_units() -> None:
+    assert unit_overlap("ada  LOVELACE", make_entity(name="Ada Lovelace")) == 1.0
+    assert unit_overlap("...", make_entity(name="Ada Lovelace")) == 0.0
+    assert unit_overlap("Lovelace", make_entity(name="Ada Lovelace")) > unit_overlap(
+        "Lovelace", make_entity(name="Augusta Ada Lovelace")
+    )

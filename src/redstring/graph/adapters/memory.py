@@ -5,6 +5,15 @@ Entities are frozen models; the store keeps its own copy of each one's
 holds can reach what the store holds. Blocking keys and normalized names are
 indexed per tenant, so a key lookup touches only the entities that carry it;
 name units are indexed in a `_NameIndex` (see its docstring).
+
+A tenant's entities are keyed by `id.int`, not by the `UUID`: hashing an int
+is done in C, hashing a `UUID` is a Python call, and a write makes several.
+Every container the store keeps per entity is one more object for the cyclic
+garbage collector to walk on every full collection, so the store keeps as
+few as it can: an index entry held by one entity is that entity's bare
+`id.int`, becoming a set only when a second entity shares it, and stored
+entities share their (never changed) fields-set and empty `properties`.
+See ADR 0035.
 """
 
 from __future__ import annotations
@@ -75,15 +84,23 @@ def _copy_entity(entity: Entity) -> Entity:
 _NO_PROPERTIES: Final[dict[str, object]] = {}
 
 
-def _stored_copy(entity: Entity) -> Entity:
-    """`_copy_entity`, for the store's own copy: an empty `properties` is shared."""
-    if entity.properties:
-        return _copy_entity(entity)
+def _stored_copy(entity: Entity, fields_sets: dict[frozenset[str], set[str]]) -> Entity:
+    """`_copy_entity`, for the store's own copy: shares what the store never changes.
+
+    An empty `properties` is `_NO_PROPERTIES`, and the fields-set is the one
+    in `fields_sets` equal to the entity's: the store never changes either,
+    and every read hands out its own copies.
+    """
     state = entity.__dict__.copy()
-    state["properties"] = _NO_PROPERTIES
+    properties = state["properties"]
+    state["properties"] = copy_json(properties) if properties else _NO_PROPERTIES
+    fields = frozenset(entity.__pydantic_fields_set__)
+    shared = fields_sets.get(fields)
+    if shared is None:
+        shared = fields_sets[fields] = set(fields)
     copy = Entity.__new__(Entity)
     _set_attribute(copy, "__dict__", state)
-    _set_attribute(copy, "__pydantic_fields_set__", set(entity.__pydantic_fields_set__))
+    _set_attribute(copy, "__pydantic_fields_set__", shared)
     _set_attribute(copy, "__pydantic_extra__", None)
     _set_attribute(copy, "__pydantic_private__", None)
     return copy
@@ -93,13 +110,53 @@ def _copy_relationship(relationship: Relationship) -> Relationship:
     return relationship.model_copy(update={"properties": copy_json(relationship.properties)})
 
 
+def _id_order(item: Entity | Relationship) -> int:
+    # A UUID's text is its 128-bit integer in fixed-width hex, so the two orders agree.
+    return item.id.int
+
+
 def _by_id_string[T: (Entity, Relationship)](items: Iterable[T]) -> list[T]:
-    return sorted(items, key=lambda item: str(item.id))
+    return sorted(items, key=_id_order)
+
+
+type _Members = int | set[int]
+"""What an index keeps under a key: one entity's `id.int`, or a set of two or more."""
+
+
+def _add_member(index: dict[str, _Members], key: str, member: int) -> None:
+    """Add `member` under `key`; the caller knows it is not held there yet."""
+    held = index.get(key)
+    if held is None:
+        index[key] = member
+    elif isinstance(held, int):
+        index[key] = {held, member}
+    else:
+        held.add(member)
+
+
+def _discard_member(index: dict[str, _Members], key: str, member: int) -> None:
+    """Drop `member` from `key`; the caller knows `member` is held there (and only once)."""
+    held = index[key]
+    if isinstance(held, int):
+        del index[key]
+        return
+    held.discard(member)
+    if len(held) == 1:
+        [index[key]] = held
+
+
+def _members(index: dict[str, _Members], key: str) -> Iterable[int]:
+    held = index.get(key)
+    if held is None:
+        return ()
+    return (held,) if isinstance(held, int) else held
 
 
 _LOW_64: Final = (1 << 64) - 1
 #: Below this many dead rows a `_NameIndex` never compacts.
 _COMPACT_AFTER: Final = 1024
+#: From this many entities a batch's postings are grouped with numpy.
+_BULK_POSTINGS: Final = 256
 
 
 class _NameIndex:
@@ -112,56 +169,96 @@ class _NameIndex:
     old row dead and appends a new one; the rows are rebuilt once more are
     dead than alive. The id of each row is kept as two 64-bit halves, so
     that ties in the count break by `str(id)` (the UUID's integer order)
-    inside numpy too.
+    inside numpy too. Rows hold the stored entities themselves, so a lookup
+    returns them without a dict lookup each.
     """
 
-    __slots__ = ("alive", "dead", "high", "ids", "low", "postings", "row_of")
+    __slots__ = ("alive", "dead", "entities", "high", "low", "postings", "row_of")
 
     def __init__(self) -> None:
         self.postings: dict[str, array[int]] = {}
-        self.ids: list[EntityId | None] = []
-        self.row_of: dict[EntityId, int] = {}
+        self.entities: list[Entity | None] = []
+        self.row_of: dict[int, int] = {}
         self.alive = bytearray()
         self.high: array[int] = array("Q")
         self.low: array[int] = array("Q")
         self.dead = 0
 
-    def put(self, entity: Entity) -> None:
-        """Index `entity`'s units under a new row, retiring any row it held."""
-        self.remove(entity.id)
-        row = len(self.ids)
-        self.ids.append(entity.id)
-        self.row_of[entity.id] = row
-        self.alive.append(1)
-        self.high.append(entity.id.int >> 64)
-        self.low.append(entity.id.int & _LOW_64)
-        for unit in entity_name_units(entity):
-            rows = self.postings.get(unit)
-            if rows is None:
-                rows = self.postings[unit] = array("i")
-            rows.append(row)
+    def put_many(self, batch: dict[int, Entity]) -> None:
+        """Index each entity of `batch` (keyed by `id.int`) under a new row, retiring old rows."""
+        row_of = self.row_of
+        for key in batch:
+            if key in row_of:
+                self.remove(key)
+        start = len(self.entities)
+        self.entities.extend(batch.values())
+        row_of.update(zip(batch, range(start, start + len(batch)), strict=True))
+        self.alive.extend(bytes([1]) * len(batch))
+        self.high.extend([key >> 64 for key in batch])
+        self.low.extend([key & _LOW_64 for key in batch])
+        if len(batch) < _BULK_POSTINGS:
+            postings = self.postings
+            for row, entity in enumerate(batch.values(), start):
+                for unit in entity_name_units(entity):
+                    rows = postings.get(unit)
+                    if rows is None:
+                        rows = postings[unit] = array("i")
+                    rows.append(row)
+            return
+        self._post_in_bulk(batch, start)
 
-    def remove(self, entity_id: EntityId) -> None:
-        """Retire `entity_id`'s row, if it has one."""
-        row = self.row_of.pop(entity_id, None)
-        if row is not None:
-            self.alive[row] = 0
-            self.ids[row] = None
-            self.dead += 1
+    def _post_in_bulk(self, batch: dict[int, Entity], start: int) -> None:
+        """`put_many`'s postings for a large batch: grouped by numpy, one `extend` per unit.
+
+        The same postings as appending row by row, in the same (ascending)
+        order within each unit, with the per-posting work in C.
+        """
+        units: list[str] = []
+        counts: list[int] = []
+        for entity in batch.values():
+            held = entity_name_units(entity)
+            units.extend(held)
+            counts.append(len(held))
+        distinct = dict.fromkeys(units)
+        code_of = dict(zip(distinct, range(len(distinct)), strict=True))
+        codes = np.fromiter(map(code_of.__getitem__, units), dtype=np.intp, count=len(units))
+        rows = np.repeat(np.arange(start, start + len(batch), dtype=np.int32), counts)
+        grouped = rows[np.argsort(codes, kind="stable")]
+        ends = np.cumsum(np.bincount(codes, minlength=len(distinct))).tolist()
+        postings = self.postings
+        begin = 0
+        for unit, end in zip(distinct, ends, strict=True):
+            block = grouped[begin:end].tobytes()
+            begin = end
+            existing = postings.get(unit)
+            if existing is None:
+                existing = postings[unit] = array("i")
+            existing.frombytes(block)
+
+    def remove(self, key: int) -> None:
+        """Retire the row of the entity whose `id.int` is `key`; it must have one."""
+        row = self.row_of.pop(key)
+        self.alive[row] = 0
+        self.entities[row] = None
+        self.dead += 1
 
     def needs_compacting(self) -> bool:
         """More dead rows than live ones, and more than a handful."""
         return self.dead > max(_COMPACT_AFTER, len(self.row_of))
 
-    def find(self, query_units: Iterable[str], limit: int) -> list[EntityId]:
-        """The ids of the best `limit` candidates, by shared units then `str(id)`."""
-        units = [self.postings[unit] for unit in query_units if unit in self.postings]
+    def find(self, query_units: Iterable[str], limit: int) -> list[Entity]:
+        """The stored entities of the best `limit` candidates, by shared units then `str(id)`."""
+        postings = self.postings
+        units = [postings[unit] for unit in query_units if unit in postings]
         if not units or limit == 0:
             return []
         rows = np.concatenate([np.frombuffer(each, dtype=np.int32) for each in units])
-        counts = np.bincount(rows, minlength=len(self.ids))
-        counts *= np.frombuffer(self.alive, dtype=np.uint8)
+        # Counted up to the highest row read, not over the whole tenant; dead
+        # rows are dropped from the few that pass, not zeroed in every count.
+        counts = np.bincount(rows)
         found = np.flatnonzero(counts >= MIN_SHARED_UNITS)
+        if self.dead:
+            found = found[np.frombuffer(self.alive, dtype=np.uint8)[found] != 0]
         if found.size > limit:
             # Keep every row that could be among the best `limit`: all those
             # sharing at least the `limit`-th largest count.
@@ -171,12 +268,12 @@ class _NameIndex:
         high = np.frombuffer(self.high, dtype=np.uint64)[found]
         low = np.frombuffer(self.low, dtype=np.uint64)[found]
         order = np.lexsort((low, high, -counts[found]))[:limit]
-        ids = self.ids
-        return [ids[row] for row in found[order].tolist()]
+        entities = self.entities
+        return [entities[row] for row in found[order].tolist()]
 
 
 class _Tenant:
-    """One tenant's entities, relationships and indexes."""
+    """One tenant's entities, relationships and indexes; entities keyed by `id.int`."""
 
     __slots__ = (
         "adjacency",
@@ -189,36 +286,47 @@ class _Tenant:
     )
 
     def __init__(self) -> None:
-        self.entities: dict[EntityId, Entity] = {}
-        self.by_key: defaultdict[str, set[EntityId]] = defaultdict(set)
-        self.by_name: defaultdict[str, set[EntityId]] = defaultdict(set)
+        self.entities: dict[int, Entity] = {}
+        self.by_key: dict[str, _Members] = {}
+        self.by_name: dict[str, _Members] = {}
         self.names = _NameIndex()
         self.relationships: dict[RelationshipId, Relationship] = {}
         self.adjacency: defaultdict[EntityId, set[RelationshipId]] = defaultdict(set)
         self.redirects: dict[EntityId, EntityId] = {}
 
     def resolve(self, entity_id: EntityId) -> EntityId:
+        if not self.redirects:
+            return entity_id
         seen = {entity_id}
         while (target := self.redirects.get(entity_id)) is not None and target not in seen:
             seen.add(target)
             entity_id = target
         return entity_id
 
-    def put_entity(self, entity: Entity) -> None:
-        previous = self.entities.get(entity.id)
-        if previous is not None:
-            for key in previous.blocking_keys or ():
-                self._unindex(self.by_key, key, entity.id)
-            self._unindex(self.by_name, normalize_name(previous.name), entity.id)
-        self.entities[entity.id] = entity
-        self.names.put(entity)
+    def get(self, entity_id: EntityId) -> Entity | None:
+        """The stored entity `entity_id` resolves to, or `None`."""
+        return self.entities.get(self.resolve(entity_id).int)
+
+    def __contains__(self, entity_id: EntityId) -> bool:
+        return entity_id.int in self.entities
+
+    def put_entities(self, batch: dict[int, Entity]) -> None:
+        """Store each entity of `batch`, keyed by `id.int`, replacing any held."""
+        entities, by_key, by_name = self.entities, self.by_key, self.by_name
+        for key, entity in batch.items():
+            previous = entities.get(key)
+            if previous is not None:
+                for blocking_key in previous.blocking_keys or ():
+                    _discard_member(by_key, blocking_key, key)
+                _discard_member(by_name, normalize_name(previous.name), key)
+            entities[key] = entity
+            for blocking_key in entity.blocking_keys or ():
+                _add_member(by_key, blocking_key, key)
+            _add_member(by_name, normalize_name(entity.name), key)
+        self.names.put_many(batch)
         if self.names.needs_compacting():
             self.names = _NameIndex()
-            for held in self.entities.values():
-                self.names.put(held)
-        for key in entity.blocking_keys or ():
-            self.by_key[key].add(entity.id)
-        self.by_name[normalize_name(entity.name)].add(entity.id)
+            self.names.put_many(entities)
 
     def put_relationship(self, relationship: Relationship) -> None:
         previous = self.relationships.get(relationship.id)
@@ -230,27 +338,20 @@ class _Tenant:
         self.adjacency[relationship.target_entity_id].add(relationship.id)
 
     def remove_entity(self, entity_id: EntityId) -> bool:
-        entity = self.entities.pop(entity_id, None)
+        key = entity_id.int
+        entity = self.entities.pop(key, None)
         if entity is None:
             return False
-        for key in entity.blocking_keys or ():
-            self._unindex(self.by_key, key, entity_id)
-        self._unindex(self.by_name, normalize_name(entity.name), entity_id)
-        self.names.remove(entity_id)
+        for blocking_key in entity.blocking_keys or ():
+            _discard_member(self.by_key, blocking_key, key)
+        _discard_member(self.by_name, normalize_name(entity.name), key)
+        self.names.remove(key)
         for relationship_id in self.adjacency.pop(entity_id, set()):
             relationship = self.relationships.pop(relationship_id)
             for endpoint in (relationship.source_entity_id, relationship.target_entity_id):
                 if endpoint != entity_id:
                     self.adjacency[endpoint].discard(relationship_id)
         return True
-
-    @staticmethod
-    def _unindex(index: defaultdict[str, set[EntityId]], key: str, entity_id: EntityId) -> None:
-        members = index.get(key)
-        if members is not None:
-            members.discard(entity_id)
-            if not members:
-                del index[key]
 
 
 class InMemoryGraphStore(AsyncClosable, GraphStore):
@@ -262,6 +363,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
     def __init__(self) -> None:
         self._tenants: dict[TenantId, _Tenant] = {}
+        self._fields_sets: dict[frozenset[str], set[str]] = {}
 
     async def _release(self) -> None:
         self._tenants.clear()
@@ -280,9 +382,18 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Store a copy of each entity; a later one with the same key wins."""
-        copies = [_stored_copy(entity) for entity in check_entities(entities)]
+        fields_sets = self._fields_sets
+        copies = [_stored_copy(entity, fields_sets) for entity in check_entities(entities)]
+        # Grouped by tenant, a later entity with the same id replacing an
+        # earlier one, so that each tenant indexes its batch in one go.
+        batches: dict[int, tuple[TenantId, dict[int, Entity]]] = {}
         for entity in copies:
-            self._tenant(entity.tenant_id).put_entity(entity)
+            batch = batches.get(entity.tenant_id.int)
+            if batch is None:
+                batch = batches[entity.tenant_id.int] = (entity.tenant_id, {})
+            batch[1][entity.id.int] = entity
+        for tenant_id, batch_entities in batches.values():
+            self._tenant(tenant_id).put_entities(batch_entities)
 
     async def upsert_relationship(self, relationship: Relationship) -> None:
         """Store the relationship; `MissingEntityError` if an endpoint is absent."""
@@ -293,7 +404,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         for relationship in check_relationships(relationships):
             tenant = self._tenants.get(relationship.tenant_id)
             for endpoint in (relationship.source_entity_id, relationship.target_entity_id):
-                if tenant is None or endpoint not in tenant.entities:
+                if tenant is None or endpoint not in tenant:
                     raise MissingEntityError(entity_id=endpoint, tenant_id=relationship.tenant_id)
         for relationship in relationships:
             self._tenant(relationship.tenant_id).put_relationship(_copy_relationship(relationship))
@@ -305,11 +416,12 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         tenant = self._tenant(canonical.tenant_id)
         if canonical.id in tenant.redirects:
             raise ValueError(f"canonical {canonical.id} is itself merged into another entity")
-        absorbed = [entity_id for entity_id in merged if entity_id in tenant.entities]
+        absorbed = [entity_id for entity_id in merged if entity_id in tenant]
         for entity_id in merged:
-            if entity_id not in tenant.entities and tenant.resolve(entity_id) != canonical.id:
+            if entity_id not in tenant and tenant.resolve(entity_id) != canonical.id:
                 raise MissingEntityError(entity_id=entity_id, tenant_id=canonical.tenant_id)
-        tenant.put_entity(_copy_entity(canonical))
+        stored = _stored_copy(canonical, self._fields_sets)
+        tenant.put_entities({stored.id.int: stored})
         for entity_id in absorbed:
             for relationship_id in sorted(tenant.adjacency.get(entity_id, set()), key=str):
                 relationship = tenant.relationships[relationship_id]
@@ -344,7 +456,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         """A copy of the entity (the canonical one for a merged id), or `None`."""
         check_entity_id(entity_id), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
-        entity = None if tenant is None else tenant.entities.get(tenant.resolve(entity_id))
+        entity = None if tenant is None else tenant.get(entity_id)
         return None if entity is None else _copy_entity(entity)
 
     async def get_entities(
@@ -355,12 +467,13 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
-        found: dict[EntityId, Entity] = {}
+        found: dict[int, Entity] = {}
+        entities, resolve = tenant.entities, tenant.resolve
         for requested in entity_ids:
-            entity_id = tenant.resolve(requested)
-            entity = tenant.entities.get(entity_id)
-            if entity is not None and entity_id not in found:
-                found[entity_id] = _copy_entity(entity)
+            key = resolve(requested).int
+            entity = entities.get(key)
+            if entity is not None and key not in found:
+                found[key] = _copy_entity(entity)
         return list(found.values())
 
     async def find_entities(
@@ -381,8 +494,8 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         if name is None:
             candidates: Iterable[Entity] = tenant.entities.values()
         else:
-            ids = tenant.by_name.get(normalize_name(name), set())
-            candidates = (tenant.entities[entity_id] for entity_id in ids)
+            keys = _members(tenant.by_name, normalize_name(name))
+            candidates = (tenant.entities[key] for key in keys)
         matches = _by_id_string(
             entity
             for entity in candidates
@@ -404,7 +517,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
             return {key: [] for key in keys}
         result: dict[str, list[Entity]] = {}
         for key in keys:
-            held = (tenant.entities[entity_id] for entity_id in tenant.by_key.get(key, ()))
+            held = (tenant.entities[member] for member in _members(tenant.by_key, key))
             result[key] = [_copy_entity(entity) for entity in _by_id_string(held)]
         return result
 
@@ -415,10 +528,9 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         requested = check_entity_ids(entity_ids)
         check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
-        return {
-            entity_id: entity_id if tenant is None else tenant.resolve(entity_id)
-            for entity_id in requested
-        }
+        if tenant is None or not tenant.redirects:
+            return dict(zip(requested, requested, strict=True))
+        return {entity_id: tenant.resolve(entity_id) for entity_id in requested}
 
     async def find_name_candidates(
         self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
@@ -433,10 +545,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
-        return [
-            _copy_entity(tenant.entities[entity_id])
-            for entity_id in tenant.names.find(units, limit)
-        ]
+        return [_copy_entity(entity) for entity in tenant.names.find(units, limit)]
 
     async def get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId
@@ -492,6 +601,6 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
             if not layer:
                 break
             seen |= layer
-            found.extend(_by_id_string(tenant.entities[other] for other in layer))
+            found.extend(_by_id_string(tenant.entities[other.int] for other in layer))
             frontier = list(layer)
         return [_copy_entity(entity) for entity in found]

@@ -8,19 +8,19 @@ so a search is one matrix-vector product rather than a Python loop
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
-from redstring.domain.json_safety import copy_json
 from redstring.domain.validation import check_entity_id, check_sequence, check_tenant_id
 from redstring.domain.vector import VectorMatch, VectorRecord
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.vector_store import VectorStore
 from redstring.vector.exact import (
-    check_batch,
     check_dimension,
     check_metadata,
     check_query,
     check_rows,
+    check_rows_and_norms,
+    copy_metadata,
     entity_type_of,
 )
 from redstring.vector.rows import (
@@ -37,6 +37,48 @@ if TYPE_CHECKING:
     from redstring.domain.vector import VectorLike
 
 type _Tenant = TenantRows[EntityId, dict[str, Any]]
+
+#: Value types a shared metadata dict may hold. Not `float`: `0.0 == -0.0`,
+#: so equal keys would not mean equal JSON.
+_SHAREABLE: Final = frozenset((str, int, bool, type(None)))
+#: At most this many distinct metadata dicts are shared per store.
+_MAX_SHARED: Final = 4_096
+
+
+class _SharedMetadata:
+    """One stored copy per distinct flat metadata dict, shared by every row that has it.
+
+    Metadata is usually a handful of scalars repeated across a tenant
+    (`{"entity_type": "person"}`). The store never changes stored metadata
+    and copies it on every read, so rows with equal flat metadata can hold
+    the same dict: a write then skips the check and the copy, and the
+    garbage collector has one dict to walk instead of one per row. A dict
+    is shared only if its values are strings, integers, booleans or `None`,
+    compared with their types (`1`, `True` and `1.0` are equal in Python).
+    """
+
+    __slots__ = ("_held",)
+
+    def __init__(self) -> None:
+        self._held: dict[tuple[tuple[str, type, object], ...], dict[str, Any]] = {}
+
+    def get(self, metadata: object, field: str) -> dict[str, Any]:
+        """The store's copy of `metadata`, checked as `check_metadata` checks it.
+
+        Raises:
+            ValueError: `metadata` is not a dict of plain JSON; `field` names it.
+        """
+        if type(metadata) is not dict or len(metadata) > 8:
+            return check_metadata(metadata, field)
+        key = tuple((name, type(value), value) for name, value in metadata.items())
+        if not all(kind in _SHAREABLE for _, kind, _ in key):
+            return check_metadata(metadata, field)
+        held = self._held.get(key)
+        if held is None:
+            held = check_metadata(metadata, field)
+            if len(self._held) < _MAX_SHARED:
+                self._held[key] = held
+        return held
 
 
 class InMemoryVectorStore(AsyncClosable, VectorStore):
@@ -60,6 +102,7 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
         self._dimension = check_dimension(dimension)
         self._ann_threshold = check_ann_threshold(ann_threshold)
         self._tenants: dict[TenantId, _Tenant] = {}
+        self._shared_metadata = _SharedMetadata()
 
     @property
     def dimension(self) -> int:
@@ -101,21 +144,32 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
     async def upsert_many(self, records: Sequence[VectorRecord]) -> None:
         """Store every record after checking them all; a later duplicate key wins."""
         check_sequence(records, argument="records")
-        rows = check_batch(records, self._dimension)
+        for index, record in enumerate(records):
+            if not isinstance(record, VectorRecord):
+                raise ValueError(f"records[{index}] is not a VectorRecord: {record!r}")
+        rows, norms = check_rows_and_norms([record.vector for record in records], self._dimension)
+        shared = self._shared_metadata
         stored = [
-            check_metadata(record.metadata, f"records[{index}].metadata")
+            shared.get(record.metadata, f"records[{index}].metadata")
             for index, record in enumerate(records)
         ]
         # A later record for the same key wins; each tenant is written in one go.
-        by_tenant: dict[TenantId, list[int]] = {}
-        for index in latest_by_key([(record.tenant_id, record.entity_id) for record in records]):
-            by_tenant.setdefault(records[index].tenant_id, []).append(index)
-        for tenant_id, indexes in by_tenant.items():
+        by_tenant: dict[int, tuple[TenantId, list[int]]] = {}
+        for index in latest_by_key([(r.tenant_id.int, r.entity_id.int) for r in records]):
+            tenant_id = records[index].tenant_id
+            group = by_tenant.get(tenant_id.int)
+            if group is None:
+                group = by_tenant[tenant_id.int] = (tenant_id, [])
+            group[1].append(index)
+        for tenant_id, indexes in by_tenant.values():
+            every = len(indexes) == len(records)  # then `indexes` is 0, 1, 2, ...
             self._tenant(tenant_id).put_many(
                 [records[index].entity_id for index in indexes],
-                rows[indexes],
+                rows if every else rows[indexes],
                 [entity_type_of(stored[index]) for index in indexes],
                 [stored[index] for index in indexes],
+                norms=norms if every else norms[indexes],
+                adopt=True,
             )
 
     async def delete(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
@@ -143,7 +197,7 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
             entity_id=entity_id,
             tenant_id=tenant_id,
             vector=tenant.matrix[row],
-            metadata=copy_json(tenant.metadata[row]),
+            metadata=copy_metadata(tenant.metadata[row]),
         )
 
     async def search(
@@ -169,7 +223,7 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
             return []
         return tenant.search(
             tenant.keys,
-            lambda row: copy_json(tenant.metadata[row]),
+            lambda row: copy_metadata(tenant.metadata[row]),
             query,
             k=k,
             allowed_types=tenant.allowed_types(entity_types),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.ports.graph_store import GraphStore
-from redstring.testing.factories import make_entity
+from redstring.testing.factories import TENANT, make_entity
 from redstring.testing.graph_store import GraphStoreCompliance
 
 
@@ -30,3 +30,90 @@ async def test_entities_without_properties_share_nothing_a_reader_can_change() -
     assert reread is not None
     assert reread.properties == {}
     assert first.properties == {}
+
+
+async def test_a_large_batch_indexes_names_as_the_same_entities_written_one_by_one() -> None:
+    # 300 entities take the bulk posting path; one at a time takes the other.
+    words = ["Ada", "Grace", "Lovelace", "Hopper", "Byron", "Murray", "Noether", "Emmy"]
+    entities = [
+        make_entity(name=f"{words[n % 8]} {words[(n * 3 + 1) % 8]}{n % 7}") for n in range(300)
+    ]
+    bulk, single = InMemoryGraphStore(), InMemoryGraphStore()
+    await bulk.upsert_entities(entities)
+    for entity in entities:
+        await single.upsert_entity(entity)
+    for query in ["Ada Lovelace3", "Grace Hopper", "Emmy Noether5", "Byron"]:
+        found = await bulk.find_name_candidates(query, TENANT, limit=40)
+        assert found
+        assert found == await single.find_name_candidates(query, TENANT, limit=40)
+
+
+async def test_a_large_batch_that_repeats_an_id_keeps_only_the_last() -> None:
+    entities = [make_entity(name=f"Bill Kidd{n}") for n in range(299)]
+    first = make_entity(name="Grace Hopper")
+    last = first.model_copy(update={"name": "Emmy Noether", "normalized_name": "emmy noether"})
+    store = InMemoryGraphStore()
+    await store.upsert_entities([first, *entities, last])
+    assert await store.find_name_candidates("Grace Hopper", TENANT) == []
+    assert await store.find_name_candidates("Emmy Noether", TENANT) == [last]
+    assert await store.find_entities(TENANT, name="Grace Hopper") == []
+    assert await store.find_entities(TENANT, name="Emmy Noether") == [last]
+
+
+async def test_a_name_shared_then_unshared_still_finds_whoever_holds_it() -> None:
+    # An index entry is a bare id for one holder and a set for two or more.
+    store = InMemoryGraphStore()
+    ada, other = make_entity(name="Ada Lovelace"), make_entity(name="Ada Lovelace")
+    await store.upsert_entity(ada)
+    assert await store.find_entities(TENANT, name="ada lovelace") == [ada]
+    await store.upsert_entity(ada)  # the same holder again stays one holder
+    await store.upsert_entity(other)
+    both = await store.find_entities(TENANT, name="Ada Lovelace")
+    assert sorted(entity.id.int for entity in both) == sorted([ada.id.int, other.id.int])
+    key = sorted(ada.blocking_keys or ())[0]
+    assert len(await store.find_by_blocking_key(key, TENANT)) == 2
+    assert await store.delete_entity(ada.id, TENANT)
+    assert await store.find_entities(TENANT, name="Ada Lovelace") == [other]
+    assert await store.find_by_blocking_key(key, TENANT) == [other]
+    assert not await store.delete_entity(ada.id, TENANT)
+    assert await store.find_entities(TENANT, name="Ada Lovelace") == [other]
+    assert await store.delete_entity(other.id, TENANT)
+    assert await store.find_entities(TENANT, name="Ada Lovelace") == []
+    assert await store.find_by_blocking_key(key, TENANT) == []
+
+
+async def test_renaming_the_only_holder_of_a_name_frees_the_name() -> None:
+    store = InMemoryGraphStore()
+    ada = make_entity(name="Ada Lovelace")
+    await store.upsert_entity(ada)
+    renamed = make_entity(id=ada.id, name="Grace Hopper")
+    await store.upsert_entity(renamed)
+    assert await store.find_entities(TENANT, name="Ada Lovelace") == []
+    assert await store.find_entities(TENANT, name="Grace Hopper") == [renamed]
+
+
+async def test_changing_a_read_entitys_fields_set_changes_no_other_read() -> None:
+    # Stored entities share one fields-set; each read must hand out its own.
+    store = InMemoryGraphStore()
+    first, second = make_entity(name="Ada Lovelace"), make_entity(name="Grace Hopper")
+    await store.upsert_entities([first, second])
+    read = await store.get_entity(first.id, TENANT)
+    assert read is not None
+    read.model_fields_set.add("leaked")
+    read.model_fields_set.discard("name")
+    for entity in (first, second):
+        again = await store.get_entity(entity.id, TENANT)
+        assert again is not None
+        assert again.model_fields_set == entity.model_fields_set
+        assert again.model_dump(exclude_unset=True) == entity.model_dump(exclude_unset=True)
+
+
+async def test_changing_a_written_entitys_fields_set_does_not_reach_the_store() -> None:
+    store = InMemoryGraphStore()
+    ada = make_entity(name="Ada Lovelace")
+    expected = set(ada.model_fields_set)
+    await store.upsert_entity(ada)
+    ada.model_fields_set.add("leaked")
+    read = await store.get_entity(ada.id, TENANT)
+    assert read is not None
+    assert read.model_fields_set == expected
