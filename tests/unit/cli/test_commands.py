@@ -732,7 +732,8 @@ def test_an_import_is_recorded_in_the_file_s_event_log_so_replay_rebuilds_it(
 def _downgrade_to_version_1(db: Path) -> None:
     """What a file written before the name index looks like: no units, version 1."""
     with sqlite3.connect(db) as connection:
-        connection.execute("DROP TABLE graph_name_units")
+        connection.execute("DROP TABLE graph_name_postings")
+        connection.execute("DROP TABLE graph_key_postings")
         connection.execute("UPDATE graph_meta SET value = '1' WHERE name = 'schema_version'")
     connection.close()
 

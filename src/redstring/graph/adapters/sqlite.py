@@ -3,19 +3,22 @@
 Uses only the standard library's `sqlite3`. Every table is prefixed `graph_`,
 so other stores may keep their own tables in the same file:
 
-- `graph_meta`: the schema version, as the row `('schema_version', '2')`.
-  A version 1 file (no name index) is migrated when first opened: the
-  `graph_name_units` table is created and filled from the stored entities.
+- `graph_meta`: the schema version, as the row `('schema_version', '3')`.
+  A version 1 file (no name index) or version 2 file (one row per name
+  unit) is migrated when first opened: both posting tables are created and
+  filled from the stored entities, and the old one-row-per-term tables
+  (`graph_entity_keys`, version 2's `graph_name_units`) are dropped.
   `PRAGMA user_version` is left alone, since it belongs to the whole file.
-- `graph_entities`: one row per `(tenant_id, id)`, the entity as the JSON
-  `model_dump_json` gives, with `normalize_name(name)` and `entity_type` in
-  indexed columns.
-- `graph_entity_keys`: one row per `(tenant_id, key, entity_id)`, holding the
-  entity's `row` too, so a blocking-key lookup is one range scan of the
-  primary key, in `str(id)` order, plus one rowid lookup per entity.
-- `graph_name_units`: one row per `(tenant_id, unit, entity_id)` for each
-  name unit of `redstring.domain.names`, holding the entity's `row`, so a
-  candidate lookup is one range scan per query unit, counted by `GROUP BY`.
+- `graph_entities`: one row per `(tenant_id, id)`, under a `row` the store
+  chooses, the entity as the JSON `model_dump_json` gives, with
+  `normalize_name(name)` and `entity_type` in indexed columns.
+- `graph_key_postings` and `graph_name_postings`: for each `(tenant_id,
+  key)` and each `(tenant_id, unit)` of `redstring.domain.names`, blobs of
+  little-endian 64-bit signed rows: `row` where the term gained the
+  entity, `-row` where it lost it; the term's entities are the rows whose
+  signs sum to 1. A write appends one blob per term it changes; a term at
+  `MAX_POSTING_SEGMENTS` blobs has them merged. Lookups read the blobs and
+  count with numpy. ADR 0033 records why, and what it measured.
 - `graph_relationships`: one row per `(tenant_id, id)`, the relationship as
   JSON, with both endpoints indexed.
 
@@ -35,11 +38,11 @@ from __future__ import annotations
 import os  # noqa: TC003 - the public surface test resolves the signature at runtime
 import sqlite3
 from collections import defaultdict
-from contextlib import nullcontext
 from copy import copy
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from uuid import UUID
 
+import numpy as np
 from pydantic import ConfigDict, create_model
 
 from redstring.domain.entity import Entity
@@ -75,22 +78,47 @@ from redstring.storage.adapters.sqlite import read_transaction as _read_transact
 from redstring.storage.adapters.sqlite import write_transaction as _write_transaction
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterator, Sequence
+    from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
     from redstring.domain.ids import RelationshipId
 
 #: The schema this module reads and writes, recorded in `graph_meta`.
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
+#: How many blobs may hold one term's postings before a write merges them.
+MAX_POSTING_SEGMENTS: Final = 8
+#: A term's largest blob is rewritten once the others hold an eighth of its size.
+_MERGE_FRACTION: Final = 8
 _set_attribute: Final = object.__setattr__
+#: How an entity row is packed in a posting blob.
+_ROW: Final = np.dtype("<i8")
+#: Postings are counted in an array spanning their rows while that span is
+#: at most this many slots per posting, plus `_BINCOUNT_SPAN`; else sorted.
+_BINCOUNT_SPAN_PER_ROW: Final = 8
+_BINCOUNT_SPAN: Final = 1 << 16
 
-_NAME_UNITS_SCHEMA: Final = (
-    """CREATE TABLE IF NOT EXISTS graph_name_units (
-        tenant_id TEXT NOT NULL,
-        unit TEXT NOT NULL,
-        entity_id TEXT NOT NULL,
-        entity_row INTEGER NOT NULL,
-        PRIMARY KEY (tenant_id, unit, entity_id)
-    ) WITHOUT ROWID""",
+
+class _Index(NamedTuple):
+    """A posting table: per `(tenant_id, term)`, blobs of entity rows."""
+
+    table: str
+    term: str
+
+
+_UNITS: Final = _Index("graph_name_postings", "unit")
+_KEYS: Final = _Index("graph_key_postings", "key")
+
+_POSTINGS_SCHEMA: Final = tuple(
+    statement
+    for index in (_KEYS, _UNITS)
+    for statement in (
+        f"""CREATE TABLE IF NOT EXISTS {index.table} (
+            tenant_id TEXT NOT NULL,
+            {index.term} TEXT NOT NULL,
+            entity_rows BLOB NOT NULL
+        )""",
+        f"""CREATE INDEX IF NOT EXISTS {index.table}_by_{index.term}
+            ON {index.table} (tenant_id, {index.term})""",
+    )
 )
 
 _SCHEMA: Final = (
@@ -107,14 +135,7 @@ _SCHEMA: Final = (
         ON graph_entities (tenant_id, normalized_name, id)""",
     """CREATE INDEX IF NOT EXISTS graph_entities_by_type
         ON graph_entities (tenant_id, entity_type, id)""",
-    """CREATE TABLE IF NOT EXISTS graph_entity_keys (
-        tenant_id TEXT NOT NULL,
-        key TEXT NOT NULL,
-        entity_id TEXT NOT NULL,
-        entity_row INTEGER NOT NULL,
-        PRIMARY KEY (tenant_id, key, entity_id)
-    ) WITHOUT ROWID""",
-    *_NAME_UNITS_SCHEMA,
+    *_POSTINGS_SCHEMA,
     """CREATE TABLE IF NOT EXISTS graph_relationships (
         tenant_id TEXT NOT NULL,
         id TEXT NOT NULL,
@@ -139,25 +160,12 @@ _MERGES: Final = """CREATE TABLE IF NOT EXISTS graph_merges (
     PRIMARY KEY (tenant_id, merged_id)
 ) WITHOUT ROWID"""
 
-_UPSERT_ENTITY: Final = """
-    INSERT INTO graph_entities (tenant_id, id, normalized_name, entity_type, body)
-    VALUES (?, ?, ?, ?, ?)
-    ON CONFLICT (tenant_id, id) DO UPDATE SET
-        normalized_name = excluded.normalized_name,
-        entity_type = excluded.entity_type,
-        body = excluded.body
+_INSERT_ENTITY: Final = """
+    INSERT INTO graph_entities (row, tenant_id, id, normalized_name, entity_type, body)
+    VALUES (?, ?, ?, ?, ?, ?)
 """
-_DELETE_KEY: Final = """
-    DELETE FROM graph_entity_keys WHERE tenant_id = ? AND key = ? AND entity_id = ?
-"""
-_INSERT_KEY: Final = """
-    INSERT INTO graph_entity_keys (tenant_id, key, entity_id, entity_row) VALUES (?, ?, ?, ?)
-"""
-_DELETE_UNIT: Final = """
-    DELETE FROM graph_name_units WHERE tenant_id = ? AND unit = ? AND entity_id = ?
-"""
-_INSERT_UNIT: Final = """
-    INSERT INTO graph_name_units (tenant_id, unit, entity_id, entity_row) VALUES (?, ?, ?, ?)
+_UPDATE_ENTITY: Final = """
+    UPDATE graph_entities SET normalized_name = ?, entity_type = ?, body = ? WHERE row = ?
 """
 _UPSERT_RELATIONSHIP: Final = """
     INSERT INTO graph_relationships
@@ -236,8 +244,8 @@ def _ensure_schema(connection: sqlite3.Connection, path: str) -> None:
                 "INSERT INTO graph_meta (name, value) VALUES ('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
             )
-        elif version == 1:
-            _migrate_from_version_1(connection)
+        elif version in (1, 2):
+            _migrate_to_postings(connection)
         elif version != SCHEMA_VERSION:
             newer = " (written by a newer redstring)" if version > SCHEMA_VERSION else ""
             raise StoreError(
@@ -269,20 +277,25 @@ def _check_schema_to_read(connection: sqlite3.Connection, path: str) -> None:
         )
 
 
-def _migrate_from_version_1(connection: sqlite3.Connection) -> None:
-    """Add the name index to a version 1 file, built from its entities."""
-    for statement in _NAME_UNITS_SCHEMA:
+def _migrate_to_postings(connection: sqlite3.Connection) -> None:
+    """Index a version 1 or 2 file's entities in the posting tables.
+
+    Both versions keep blocking keys one row per key (`graph_entity_keys`);
+    version 2 keeps name units one row per unit too (`graph_name_units`).
+    Both tables are dropped.
+    """
+    # Posting tables a failed or foreign rebuild left are rebuilt too.
+    for table in ("graph_name_units", "graph_entity_keys", _KEYS.table, _UNITS.table):
+        connection.execute(f"DROP TABLE IF EXISTS {table}")
+    for statement in _POSTINGS_SCHEMA:
         connection.execute(statement)
-    cursor = connection.execute("SELECT tenant_id, id, row, body FROM graph_entities")
-    while batch := cursor.fetchmany(10_000):
-        connection.executemany(
-            _INSERT_UNIT,
-            [
-                (tenant, unit, entity_id, row)
-                for tenant, entity_id, row, body in batch
-                for unit in entity_name_units(_entity_from_json(body))
-            ],
-        )
+    cursor = connection.execute("SELECT tenant_id, row, body FROM graph_entities")
+    while batch := cursor.fetchmany(50_000):
+        changes: defaultdict[str, _Changes] = defaultdict(_Changes)
+        for tenant, row, body in batch:
+            changes[tenant].add(row, _entity_from_json(body))
+        for tenant, change in changes.items():
+            change.apply(connection, tenant)
     connection.execute(
         "UPDATE graph_meta SET value = ? WHERE name = 'schema_version'", (str(SCHEMA_VERSION),)
     )
@@ -309,52 +322,198 @@ def _write_entities(connection: sqlite3.Connection, entities: Sequence[Entity]) 
 
 
 def _put_entities(connection: sqlite3.Connection, entities: Sequence[Entity]) -> None:
-    latest = {(entity.tenant_id, entity.id): entity for entity in entities}
-    rows: list[tuple[str, str, str, str, str]] = []
-    carried: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
-    named: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
-    for entity in latest.values():
-        tenant, entity_id = str(entity.tenant_id), str(entity.id)
-        rows.append(
-            (
-                tenant,
-                entity_id,
-                normalize_name(entity.name),
-                entity.entity_type,
-                entity.model_dump_json(),
-            )
+    # Keyed by the tenant's integer: a UUID hashes and prints in Python.
+    by_tenant: defaultdict[int, dict[str, Entity]] = defaultdict(dict)
+    for entity in entities:
+        by_tenant[entity.tenant_id.int][str(entity.id)] = entity
+    # Rows are chosen here, not by SQLite, so that the index rows can be
+    # built without reading them back; the write lock is held.
+    (last_row,) = connection.execute("SELECT max(row) FROM graph_entities").fetchone()
+    next_row = 1 if last_row is None else last_row + 1
+    for tenant in sorted(by_tenant):
+        next_row = _put_tenant_entities(
+            connection, str(UUID(int=tenant)), by_tenant[tenant], next_row
         )
-        carried[tenant].extend((entity_id, key) for key in entity.blocking_keys or ())
-        named[tenant].extend((entity_id, unit) for unit in entity_name_units(entity))
+
+
+def _put_tenant_entities(
+    connection: sqlite3.Connection, tenant: str, latest: dict[str, Entity], next_row: int
+) -> int:
+    """Write one tenant's entities (the last of each id); return the next free row."""
     # Sorted, each statement walks its index in order instead of at random.
-    rows.sort()
-    ids: defaultdict[str, list[str]] = defaultdict(list)
-    for tenant, entity_id, *_ in rows:
-        ids[tenant].append(entity_id)
-    stale_keys: list[tuple[str, str, str]] = []
-    stale_units: list[tuple[str, str, str]] = []
-    for tenant, tenant_ids in ids.items():
-        for entity_id, body in _select_by_ids(connection, "id, body", tenant, tenant_ids):
-            previous = _entity_from_json(body)
-            stale_keys.extend((tenant, key, entity_id) for key in previous.blocking_keys or ())
-            stale_units.extend((tenant, unit, entity_id) for unit in entity_name_units(previous))
-    connection.executemany(_DELETE_KEY, stale_keys)
-    connection.executemany(_DELETE_UNIT, stale_units)
-    connection.executemany(_UPSERT_ENTITY, rows)
-    keys: list[tuple[str, str, str, int]] = []
-    units: list[tuple[str, str, str, int]] = []
-    for tenant in ids:
-        row_of = dict(_select_by_ids(connection, "id, row", tenant, ids[tenant]))
-        keys.extend(
-            (tenant, key, entity_id, row_of[entity_id]) for entity_id, key in carried[tenant]
+    ids = sorted(latest)
+    held: dict[str, int] = {}
+    changes = _Changes()
+    for entity_id, row, body in _select_by_ids(connection, "id, row, body", tenant, ids):
+        held[entity_id] = row
+        changes.remove(row, _entity_from_json(body))
+    inserted: list[tuple[int, str, str, str, str, str]] = []
+    updated: list[tuple[str, str, str, int]] = []
+    for entity_id in ids:
+        entity = latest[entity_id]
+        name, entity_type, body = (
+            normalize_name(entity.name),
+            entity.entity_type,
+            entity.model_dump_json(),
         )
-        units.extend(
-            (tenant, unit, entity_id, row_of[entity_id]) for entity_id, unit in named[tenant]
+        row = held.get(entity_id)
+        if row is None:
+            row, next_row = next_row, next_row + 1
+            inserted.append((row, tenant, entity_id, name, entity_type, body))
+        else:
+            updated.append((name, entity_type, body, row))
+        changes.add(row, entity)
+    connection.executemany(_UPDATE_ENTITY, updated)
+    connection.executemany(_INSERT_ENTITY, inserted)
+    changes.apply(connection, tenant)
+    return next_row
+
+
+class _Changes:
+    """Rows to take out of, then put into, one tenant's posting tables."""
+
+    __slots__ = ("added", "removed")
+
+    def __init__(self) -> None:
+        self.removed: dict[_Index, defaultdict[str, list[int]]] = {
+            index: defaultdict(list) for index in (_KEYS, _UNITS)
+        }
+        self.added: dict[_Index, defaultdict[str, list[int]]] = {
+            index: defaultdict(list) for index in (_KEYS, _UNITS)
+        }
+
+    def remove(self, row: int, entity: Entity) -> None:
+        """Take `row` out of the postings of every key and unit `entity` has."""
+        self._note(self.removed, row, entity)
+
+    def add(self, row: int, entity: Entity) -> None:
+        """Put `row` into the postings of every key and unit `entity` has."""
+        self._note(self.added, row, entity)
+
+    @staticmethod
+    def _note(into: dict[_Index, defaultdict[str, list[int]]], row: int, entity: Entity) -> None:
+        for index, terms in (
+            (_KEYS, entity.blocking_keys or ()),
+            (_UNITS, entity_name_units(entity)),
+        ):
+            postings = into[index]
+            for term in terms:
+                postings[term].append(row)
+
+    def apply(self, connection: sqlite3.Connection, tenant: str) -> None:
+        """Write the changes; removals first, so a row both removed and added stays."""
+        for index in (_KEYS, _UNITS):
+            _update_postings(connection, index, tenant, self.removed[index], self.added[index])
+
+
+def _update_postings(
+    connection: sqlite3.Connection,
+    index: _Index,
+    tenant: str,
+    removed: Mapping[str, Sequence[int]],
+    added: Mapping[str, Sequence[int]],
+) -> None:
+    """Take `removed` rows out of the tenant's postings in `index`, then add `added` ones.
+
+    A blob holds signed rows: `row` where the term gained it, `-row` where
+    it lost it, so a change appends one blob per term and a term's rows are
+    those whose signs sum to 1. A row both removed and added is left alone.
+    A term reaching `MAX_POSTING_SEGMENTS` blobs has them merged, see
+    `_blobs_to_merge`.
+    """
+    table, term = index
+    entries: dict[str, np.ndarray[Any, np.dtype[np.int64]]] = {}
+    for each in sorted(removed.keys() | added.keys()):
+        if each not in removed:
+            entries[each] = np.asarray(added[each], dtype=_ROW)
+            continue
+        gone, came = set(removed[each]), set(added.get(each, ()))
+        if gone != came:
+            entries[each] = np.asarray(
+                [*sorted(came - gone), *(-row for row in sorted(gone - came))], dtype=_ROW
+            )
+    # length() reads a blob's size from its row header, not the blob.
+    sizes: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
+    for each, rowid, size in _select_terms(
+        connection,
+        f"SELECT {term}, rowid, length(entity_rows) FROM {table} "
+        f"WHERE tenant_id = ? AND {term} IN ({{}})",
+        tenant,
+        list(entries),
+    ):
+        sizes[each].append((rowid, size // _ROW.itemsize))
+    merging = {
+        each: _blobs_to_merge(sizes[each], entries[each].size)
+        for each in entries
+        if len(sizes.get(each, ())) >= MAX_POSTING_SEGMENTS - 1
+    }
+    read = dict(
+        _select_blobs(
+            connection, table, [rowid for rowids, _ in merging.values() for rowid in rowids]
         )
-    keys.sort()
-    units.sort()
-    connection.executemany(_INSERT_KEY, keys)
-    connection.executemany(_INSERT_UNIT, units)
+    )
+    dropped: list[tuple[int]] = []
+    blobs: list[tuple[str, str, bytes]] = []
+    for each, new in entries.items():
+        if each in merging:
+            rowids, whole = merging[each]
+            dropped.extend((rowid,) for rowid in rowids)
+            new = _net(
+                np.concatenate(
+                    [*(np.frombuffer(read[rowid], dtype=_ROW) for rowid in rowids), new]
+                ),
+                keep_removals=not whole,
+            )
+        if new.size:
+            blobs.append((tenant, each, new.tobytes()))
+    connection.executemany(f"DELETE FROM {table} WHERE rowid = ?", dropped)
+    connection.executemany(
+        f"INSERT INTO {table} (tenant_id, {term}, entity_rows) VALUES (?, ?, ?)", blobs
+    )
+
+
+def _blobs_to_merge(sizes: Sequence[tuple[int, int]], new: int) -> tuple[list[int], bool]:
+    """Which of a term's blobs (rowid, entries) to merge with `new` entries, and if all.
+
+    The largest blob is left alone while the others, with `new`, hold less
+    than an eighth of its entries: they are merged into one signed blob, so
+    a term written one row at a time rewrites its small blobs, not its large
+    one. Otherwise every blob is merged into plain rows.
+    """
+    base, base_size = max(sizes, key=lambda size: size[1])
+    rest = [(rowid, size) for rowid, size in sizes if rowid != base]
+    if _MERGE_FRACTION * (sum(size for _, size in rest) + new) < base_size:
+        return [rowid for rowid, _ in rest], False
+    return [rowid for rowid, _ in sizes], True
+
+
+def _select_blobs(
+    connection: sqlite3.Connection, table: str, rowids: Sequence[int]
+) -> Iterator[tuple[int, bytes]]:
+    for chunk in _chunks(rowids, _parameter_limit(connection)):
+        yield from connection.execute(
+            f"SELECT rowid, entity_rows FROM {table} WHERE rowid IN ({_placeholders(len(chunk))})",
+            chunk,
+        )
+
+
+def _net(
+    entries: np.ndarray[Any, np.dtype[np.int64]], *, keep_removals: bool
+) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """The signed rows that `entries` come to: each row once, with its sign's sum."""
+    rows, where = np.unique(np.abs(entries), return_inverse=True)
+    net = np.bincount(where, weights=np.sign(entries), minlength=rows.size)
+    if keep_removals:
+        return np.concatenate([rows[net > 0], -rows[net < 0]])
+    return rows[net > 0]
+
+
+def _select_terms(
+    connection: sqlite3.Connection, sql: str, tenant: str, terms: Sequence[str]
+) -> Iterator[Any]:
+    """The rows of `sql`, whose `{}` takes the placeholders of a chunk of `terms`."""
+    for chunk in _chunks(terms, _parameter_limit(connection) - 1):
+        yield from connection.execute(sql.format(_placeholders(len(chunk))), (tenant, *chunk))
 
 
 def _resolve(
@@ -418,20 +577,15 @@ def _merge(connection: sqlite3.Connection, canonical: Entity, merged: Sequence[E
                 relationship = repoint(relationship, EntityId(UUID(entity_id)), canonical.id)
             rewritten.append(relationship)
         connection.executemany(_UPSERT_RELATIONSHIP, [_relationship_row(r) for r in rewritten])
+        changes = _Changes()
         for chunk in _chunks(absorbed, _parameter_limit(connection) - 1):
-            marks = _placeholders(len(chunk))
-            connection.execute(
-                f"DELETE FROM graph_entity_keys WHERE tenant_id = ? AND entity_id IN ({marks})",
+            for row, body in connection.execute(
+                "DELETE FROM graph_entities "
+                f"WHERE tenant_id = ? AND id IN ({_placeholders(len(chunk))}) RETURNING row, body",
                 (tenant, *chunk),
-            )
-            connection.execute(
-                f"DELETE FROM graph_name_units WHERE tenant_id = ? AND entity_id IN ({marks})",
-                (tenant, *chunk),
-            )
-            connection.execute(
-                f"DELETE FROM graph_entities WHERE tenant_id = ? AND id IN ({marks})",
-                (tenant, *chunk),
-            )
+            ).fetchall():
+                changes.remove(row, _entity_from_json(body))
+        changes.apply(connection, tenant)
         connection.executemany(
             "INSERT INTO graph_merges (tenant_id, merged_id, canonical_id) VALUES (?, ?, ?) "
             "ON CONFLICT (tenant_id, merged_id) DO UPDATE SET canonical_id = excluded.canonical_id",
@@ -502,8 +656,8 @@ def _delete_tenant(connection: sqlite3.Connection, tenant_id: TenantId) -> int:
         count = connection.execute(
             "DELETE FROM graph_entities WHERE tenant_id = ?", tenant
         ).rowcount
-        connection.execute("DELETE FROM graph_entity_keys WHERE tenant_id = ?", tenant)
-        connection.execute("DELETE FROM graph_name_units WHERE tenant_id = ?", tenant)
+        connection.execute("DELETE FROM graph_key_postings WHERE tenant_id = ?", tenant)
+        connection.execute("DELETE FROM graph_name_postings WHERE tenant_id = ?", tenant)
         connection.execute("DELETE FROM graph_merges WHERE tenant_id = ?", tenant)
         connection.execute("DELETE FROM graph_relationships WHERE tenant_id = ?", tenant)
     return count
@@ -515,18 +669,14 @@ def _delete_entity(
     tenant, entity = str(tenant_id), str(entity_id)
     with _write_transaction(connection):
         found = connection.execute(
-            "DELETE FROM graph_entities WHERE tenant_id = ? AND id = ? RETURNING body",
+            "DELETE FROM graph_entities WHERE tenant_id = ? AND id = ? RETURNING row, body",
             (tenant, entity),
         ).fetchone()
         if found is None:
             return False
-        held = _entity_from_json(found[0])
-        connection.executemany(
-            _DELETE_KEY, [(tenant, key, entity) for key in held.blocking_keys or ()]
-        )
-        connection.executemany(
-            _DELETE_UNIT, [(tenant, unit, entity) for unit in entity_name_units(held)]
-        )
+        changes = _Changes()
+        changes.remove(found[0], _entity_from_json(found[1]))
+        changes.apply(connection, tenant)
         connection.execute(
             "DELETE FROM graph_relationships WHERE tenant_id = ?"
             " AND (source_entity_id = ? OR target_entity_id = ?)",
@@ -555,19 +705,29 @@ def _read_entity_list(
 def _read_by_keys(
     connection: sqlite3.Connection, keys: Sequence[str], tenant_id: TenantId
 ) -> dict[str, list[Entity]]:
+    tenant = str(tenant_id)
+    blobs_of: defaultdict[str, list[np.ndarray[Any, np.dtype[np.int64]]]] = defaultdict(list)
+    with _read_transaction(connection):
+        for key, blob in _select_terms(
+            connection,
+            "SELECT key, entity_rows FROM graph_key_postings WHERE tenant_id = ? AND key IN ({})",
+            tenant,
+            list(dict.fromkeys(keys)),
+        ):
+            blobs_of[key].append(np.frombuffer(blob, dtype=_ROW))
+        rows_of = {
+            key: _net(np.concatenate(blobs), keep_removals=False).tolist()
+            for key, blobs in blobs_of.items()
+        }
+        wanted = list({row for rows in rows_of.values() for row in rows})
+        found = {
+            row: (entity_id, body)
+            for row, entity_id, body in _select_rows(connection, "row, id, body", tenant, wanted)
+        }
     result: dict[str, list[Entity]] = {key: [] for key in keys}
-    chunks = list(_chunks(list(result), _parameter_limit(connection) - 1))
-    with _read_transaction(connection) if len(chunks) > 1 else nullcontext():
-        for chunk in chunks:
-            cursor = connection.execute(
-                "SELECT k.key, e.body FROM graph_entity_keys AS k "
-                "JOIN graph_entities AS e ON e.row = k.entity_row "
-                f"WHERE k.tenant_id = ? AND k.key IN ({_placeholders(len(chunk))}) "
-                "ORDER BY k.key, k.entity_id",
-                (str(tenant_id), *chunk),
-            )
-            for key, body in cursor:
-                result[key].append(_entity_from_json(body))
+    for key, rows in rows_of.items():
+        ordered = sorted((found[row] for row in rows if row in found), key=lambda held: held[0])
+        result[key] = [_entity_from_json(body) for _, body in ordered]
     return result
 
 
@@ -575,19 +735,75 @@ def _read_name_candidates(
     connection: sqlite3.Connection, units: Sequence[str], tenant_id: TenantId, limit: int
 ) -> list[Entity]:
     """The best `limit` entities by distinct shared units, then `str(id)`."""
-    # A query has at most a few hundred units (MAX_NAME_CHARS bounds them),
-    # far below the bound-parameter limit.
-    cursor = connection.execute(
-        "SELECT e.body FROM ("
-        "SELECT entity_row, entity_id, COUNT(*) AS shared FROM graph_name_units "
-        f"WHERE tenant_id = ? AND unit IN ({_placeholders(len(units))}) "
-        "GROUP BY entity_row HAVING COUNT(*) >= ? "
-        "ORDER BY shared DESC, entity_id LIMIT ?"
-        ") AS c JOIN graph_entities AS e ON e.row = c.entity_row "
-        "ORDER BY c.shared DESC, c.entity_id",
-        (str(tenant_id), *units, MIN_SHARED_UNITS, limit),
-    )
-    return [_entity_from_json(body) for (body,) in cursor]
+    tenant = str(tenant_id)
+    with _read_transaction(connection):
+        # A query has at most a few hundred units (MAX_NAME_CHARS bounds them),
+        # far below the bound-parameter limit.
+        blobs = [
+            np.frombuffer(blob, dtype=_ROW)
+            for (blob,) in connection.execute(
+                "SELECT entity_rows FROM graph_name_postings "
+                f"WHERE tenant_id = ? AND unit IN ({_placeholders(len(units))})",
+                (tenant, *units),
+            )
+        ]
+        if not blobs:
+            return []
+        found, shared = _count_rows(np.concatenate(blobs))
+        if found.size > limit:
+            # Keep every row that could be among the best `limit`: all those
+            # sharing at least the `limit`-th largest count.
+            cut = np.partition(shared, found.size - limit)[found.size - limit]
+            found, shared = found[shared >= cut], shared[shared >= cut]
+        count_of = dict(zip(found.tolist(), shared.tolist(), strict=True))
+        ranked = sorted(
+            _select_rows(connection, "row, id, body", tenant, list(count_of)),
+            key=lambda row: (-count_of[row[0]], row[1]),
+        )
+    return [_entity_from_json(body) for _, _, body in ranked[:limit]]
+
+
+def _count_rows(
+    entries: np.ndarray[Any, np.dtype[np.int64]],
+) -> tuple[np.ndarray[Any, np.dtype[np.int64]], np.ndarray[Any, np.dtype[np.int64]]]:
+    """The rows sharing at least `MIN_SHARED_UNITS` units, and how many each shares.
+
+    A unit's signed entries sum to 1 for each row it holds and 0 for any
+    other, so the sum over the query's units is the units a row shares.
+    """
+    rows = np.abs(entries)
+    weights = None if entries.min() > 0 else np.sign(entries)
+    low, high = int(rows.min()), int(rows.max())
+    if high - low > _BINCOUNT_SPAN_PER_ROW * rows.size + _BINCOUNT_SPAN:
+        # Rows far apart (a tenant among many, or rows an older file assigned):
+        # sorting them costs less than counting into a vast array.
+        found, where = np.unique(rows, return_inverse=True)
+        shared = np.bincount(where, weights=weights, minlength=found.size).astype(np.int64)
+        enough = shared >= MIN_SHARED_UNITS
+        return found[enough], shared[enough]
+    counts = np.bincount(rows - low, weights=weights).astype(np.int64)
+    found = np.flatnonzero(counts >= MIN_SHARED_UNITS)
+    return found + low, counts[found]
+
+
+def _select_rows(
+    connection: sqlite3.Connection, columns: str, tenant: str, rows: Sequence[int]
+) -> list[Any]:
+    """`columns` of each of the tenant's entities among `rows`, in no particular order.
+
+    Postings name only their tenant's rows; the tenant is checked all the
+    same, so that no fault in them can ever answer with another tenant's
+    entity. (`+` keeps SQLite on the rowid lookup.)
+    """
+    return [
+        found
+        for chunk in _chunks(rows, _parameter_limit(connection) - 1)
+        for found in connection.execute(
+            f"SELECT {columns} FROM graph_entities "
+            f"WHERE row IN ({_placeholders(len(chunk))}) AND +tenant_id = ?",
+            (*chunk, tenant),
+        ).fetchall()
+    ]
 
 
 def _read_relationships(

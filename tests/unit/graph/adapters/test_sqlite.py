@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING
 import pytest
 from pydantic import ValidationError
 
-from redstring.domain.blocking import prefix_key
+from redstring.domain.blocking import prefix_key, query_blocking_keys
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import ClosedError, StoreError
-from redstring.graph.adapters.sqlite import SqliteGraphStore
+from redstring.domain.names import entity_name_units
+from redstring.graph.adapters.memory import InMemoryGraphStore
+from redstring.graph.adapters.sqlite import MAX_POSTING_SEGMENTS, SqliteGraphStore
 from redstring.ports.graph_store import GraphStore
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from redstring.testing.graph_store import GraphStoreCompliance, entity_id
@@ -28,6 +30,8 @@ from redstring.testing.graph_store import GraphStoreCompliance, entity_id
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
+
+    from redstring.domain.ids import TenantId
 
 #: More `?` parameters than one SQLite statement binds by default (32,766).
 OVER_PARAMETER_LIMIT = 40_000
@@ -114,33 +118,74 @@ async def test_a_newer_schema_version_in_the_file_is_refused_with_a_clear_error(
     connection.close()
 
     async with SqliteGraphStore(path) as newer:
-        with pytest.raises(StoreError, match=r"graph\.db.*version 99.*newer.*only version 2"):
+        with pytest.raises(StoreError, match=r"graph\.db.*version 99.*newer.*only version 3"):
             await newer.get_entity(entity_id(1), TENANT)
 
 
-async def test_a_version_1_file_opens_and_gets_its_name_index_built(tmp_path: Path) -> None:
-    """A file written before the name index existed: same tables, no units, version 1."""
+#: How versions 1 and 2 kept blocking keys, and version 2 name units: a row each.
+OLD_INDEX = """CREATE TABLE graph_{table} (
+    tenant_id TEXT NOT NULL,
+    {term} TEXT NOT NULL,
+    entity_id TEXT NOT NULL,
+    entity_row INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, {term}, entity_id)
+) WITHOUT ROWID"""
+
+
+def downgrade(path: Path, version: int) -> None:
+    """Rewrite the indexes the way `version` kept them: keys, and for 2 units, a row each."""
+    with sqlite3.connect(path) as connection:
+        connection.execute("DROP TABLE graph_name_postings")
+        connection.execute("DROP TABLE graph_key_postings")
+        connection.execute(OLD_INDEX.format(table="entity_keys", term="key"))
+        if version == 2:
+            connection.execute(OLD_INDEX.format(table="name_units", term="unit"))
+        for tenant, entity_id, row, body in connection.execute(
+            "SELECT tenant_id, id, row, body FROM graph_entities"
+        ).fetchall():
+            entity = Entity.model_validate_json(body)
+            connection.executemany(
+                "INSERT INTO graph_entity_keys VALUES (?, ?, ?, ?)",
+                [(tenant, key, entity_id, row) for key in entity.blocking_keys or ()],
+            )
+            if version == 2:
+                connection.executemany(
+                    "INSERT INTO graph_name_units VALUES (?, ?, ?, ?)",
+                    [(tenant, unit, entity_id, row) for unit in entity_name_units(entity)],
+                )
+        connection.execute(
+            "UPDATE graph_meta SET value = ? WHERE name = 'schema_version'", (str(version),)
+        )
+    connection.close()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+async def test_an_older_file_opens_and_gets_its_name_index_rebuilt(
+    tmp_path: Path, version: int
+) -> None:
     path = tmp_path / "graph.db"
     ada = make_entity(id=entity_id(1), name="Ada Lovelace", properties={"aliases": ["Countess"]})
     theirs = make_entity(id=entity_id(1), name="Ada Byron", tenant_id=OTHER_TENANT)
     async with SqliteGraphStore(path) as store:
         await store.upsert_entities([ada, theirs])
-    with sqlite3.connect(path) as connection:
-        connection.execute("DROP TABLE graph_name_units")
-        connection.execute("UPDATE graph_meta SET value = '1' WHERE name = 'schema_version'")
-    connection.close()
+    downgrade(path, version)
 
     async with SqliteGraphStore(path) as migrated:
         assert await migrated.find_name_candidates("countess", TENANT) == [ada]
         assert await migrated.find_name_candidates("Byron", TENANT) == []
         assert await migrated.find_name_candidates("Byron", OTHER_TENANT) == [theirs]
         assert await migrated.find_by_blocking_key(prefix_key(ada), TENANT) == [ada]
+        babbage = make_entity(id=entity_id(2), name="Charles Babbage")
+        await migrated.upsert_entity(babbage)
+        assert await migrated.find_name_candidates("Babbage", TENANT) == [babbage]
     with sqlite3.connect(path) as connection:
-        [(version,)] = connection.execute(
+        [(stored,)] = connection.execute(
             "SELECT value FROM graph_meta WHERE name = 'schema_version'"
         ).fetchall()
+        tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master")}
     connection.close()
-    assert version == "2"
+    assert stored == "3"
+    assert not tables & {"graph_name_units", "graph_entity_keys"}
 
 
 async def test_it_shares_a_file_with_other_tables_and_leaves_them_alone(tmp_path: Path) -> None:
@@ -304,7 +349,8 @@ READER = """
 import asyncio, json, sys
 from uuid import UUID
 from redstring.domain.ids import TenantId
-from redstring.graph.adapters.sqlite import SqliteGraphStore
+from redstring.graph.adapters.memory import InMemoryGraphStore
+from redstring.graph.adapters.sqlite import MAX_POSTING_SEGMENTS, SqliteGraphStore
 
 async def main() -> None:
     tenant = TenantId(UUID(sys.argv[2]))
@@ -392,12 +438,13 @@ BATCH_SIZE = 20_000
 
 def batch_counts(path: Path, number: int) -> tuple[int, int, int]:
     """(entities, batch keys, per-entity keys) of one batch, counted in the file."""
+    postings = "SELECT coalesce(sum(length(entity_rows)), 0) / 8 FROM graph_key_postings"
     with sqlite3.connect(path) as connection:
         counts = connection.execute(
-            """SELECT
+            f"""SELECT
                 (SELECT count(*) FROM graph_entities WHERE normalized_name LIKE ?),
-                (SELECT count(*) FROM graph_entity_keys WHERE key = ?),
-                (SELECT count(*) FROM graph_entity_keys WHERE key LIKE ?)""",
+                ({postings} WHERE key = ?),
+                ({postings} WHERE key LIKE ?)""",
             (f"batch {number} entity %", f"b:{number}", f"e:{number}:%"),
         ).fetchone()
     connection.close()
@@ -520,12 +567,208 @@ async def test_read_only_refuses_a_version_1_file_saying_how_to_migrate_it(tmp_p
     path = tmp_path / "graph.db"
     async with SqliteGraphStore(path) as store:
         await store.upsert_entity(make_entity())
-    with sqlite3.connect(path) as connection:
-        connection.execute("DROP TABLE graph_name_units")
-        connection.execute("UPDATE graph_meta SET value = '1' WHERE name = 'schema_version'")
-    connection.close()
+    downgrade(path, 1)
     before = path.read_bytes()
     async with SqliteGraphStore(path, read_only=True) as reader:
         with pytest.raises(StoreError, match=r"version 1, older than .* without read_only"):
             await reader.count_by_tenant()
     assert path.read_bytes() == before
+
+
+# -- the name index's posting blobs -------------------------------------------------
+
+
+def posting_blobs(path: Path) -> dict[str, int]:
+    """How many blobs hold each unit's postings, over every tenant."""
+    with sqlite3.connect(path) as connection:
+        counts = dict(
+            connection.execute(
+                "SELECT unit, count(*) FROM graph_name_postings GROUP BY unit"
+            ).fetchall()
+        )
+    connection.close()
+    return counts
+
+
+async def test_one_write_at_a_time_keeps_each_unit_in_a_bounded_number_of_blobs(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "graph.db"
+    writes = 3 * MAX_POSTING_SEGMENTS
+    entities = [make_entity(id=entity_id(n), name=f"Ada Lovelace {n}") for n in range(writes)]
+    theirs = make_entity(id=entity_id(0), name="Ada Lovelace", tenant_id=OTHER_TENANT)
+    async with SqliteGraphStore(path) as store:
+        for entity in [*entities, theirs]:
+            await store.upsert_entity(entity)
+        blobs = posting_blobs(path)
+        # " ad" is in every name, and is held by both tenants.
+        assert 2 <= blobs[" ad"] <= MAX_POSTING_SEGMENTS + 1
+        assert max(blobs.values()) <= MAX_POSTING_SEGMENTS + 1
+        found = await store.find_name_candidates("Ada Lovelace", TENANT, limit=writes)
+        assert sorted(entity.id for entity in found) == [entity.id for entity in entities]
+        assert await store.find_name_candidates("Ada Lovelace", OTHER_TENANT) == [theirs]
+
+        # A removal appends to the unit's blobs too, and the removed row is gone.
+        assert await store.delete_entity(entities[5].id, TENANT)
+        renamed = make_entity(id=entities[6].id, name="Charles Babbage")
+        await store.upsert_entity(renamed)
+        found = await store.find_name_candidates("Ada Lovelace", TENANT, limit=writes)
+        assert sorted(entity.id for entity in found) == [
+            entity.id for entity in entities if entity.id not in {entities[5].id, renamed.id}
+        ]
+        assert await store.find_name_candidates("Charles Babbage", TENANT) == [renamed]
+        assert max(posting_blobs(path).values()) <= 2 * MAX_POSTING_SEGMENTS
+
+
+async def test_rows_far_apart_are_ranked_as_near_ones_are(tmp_path: Path) -> None:
+    """An older file may hold rows SQLite numbered far apart; the count must not care."""
+    path = tmp_path / "graph.db"
+    near = make_entity(id=entity_id(2), name="Ada Lovelace")
+    far = make_entity(id=entity_id(1), name="Ada Lovelace")
+    partial = make_entity(id=entity_id(3), name="Ada Byron")
+    lone = make_entity(id=entity_id(4), name="Lax")  # shares one unit, "  l": too few
+    async with SqliteGraphStore(path) as store:
+        await store.upsert_entities([near, partial, lone])
+    with sqlite3.connect(path) as connection:
+        connection.execute(
+            "INSERT INTO graph_entities (row, tenant_id, id, normalized_name, entity_type, body)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (2**40, str(TENANT), str(far.id), "ada lovelace", "person", far.model_dump_json()),
+        )
+    connection.close()
+    downgrade(path, 1)
+    async with SqliteGraphStore(path) as store:
+        assert await store.find_name_candidates("Ada Lovelace", TENANT) == [far, near, partial]
+        assert await store.find_name_candidates("Ada Lovelace", TENANT, limit=1) == [far]
+
+
+async def test_any_mix_of_writes_answers_as_the_in_memory_store_does(tmp_path: Path) -> None:
+    """Adds, renames, deletes and merges, one at a time and in batches, in two tenants.
+
+    Few names and the same ids in both tenants, so that units and keys
+    gain and lose rows over and over, and every term's blobs are merged
+    many times, the large one among them.
+    """
+    rng = random.Random(7)
+    pool = ["Ada Lovelace", "Ada Byron", "Charles Babbage", "Grace Hopper", "Alan Turing"]
+    tenants = [TENANT, OTHER_TENANT]
+    memory = InMemoryGraphStore()
+    held: dict[TenantId, set[int]] = {tenant: set() for tenant in tenants}
+    # A merged id resolves to its canonical one from then on: never written again.
+    free = {tenant: list(range(400)) for tenant in tenants}
+    queries = [*pool, "Lovelace", "Babage", "Hoper Grace"]
+
+    def entity(number: int, tenant: TenantId) -> Entity:
+        return make_entity(id=entity_id(number), tenant_id=tenant, name=rng.choice(pool))
+
+    async with SqliteGraphStore(tmp_path / "graph.db") as sqlite:
+        # A large first batch, so that later writes merge small blobs beside a large one.
+        for tenant in tenants:
+            batch = [entity(number, tenant) for number in free[tenant]]
+            for store in (memory, sqlite):
+                await store.upsert_entities(batch)
+            held[tenant].update(free[tenant])
+        for step in range(300):
+            tenant = rng.choice(tenants)
+            action = rng.random()
+            if action < 0.5:
+                count = rng.choice([1, 1, 9])
+                batch = [entity(rng.choice(free[tenant]), tenant) for _ in range(count)]
+                for store in (memory, sqlite):
+                    await store.upsert_entities(batch)
+                held[tenant].update(entity.id.int for entity in batch)
+            elif action < 0.8 and held[tenant]:
+                number = rng.choice(sorted(held[tenant]))
+                for store in (memory, sqlite):
+                    assert await store.delete_entity(entity_id(number), tenant)
+                held[tenant].discard(number)
+            elif len(held[tenant]) > 2:
+                canonical, merged = rng.sample(sorted(held[tenant]), 2)
+                survivor = entity(canonical, tenant)
+                for store in (memory, sqlite):
+                    await store.merge_entities(survivor, [entity_id(merged)])
+                held[tenant].discard(merged)
+                free[tenant].remove(merged)
+            if step % 10 == 0:
+                for tenant in tenants:
+                    for query in queries:
+                        expected = await memory.find_name_candidates(query, tenant, limit=20)
+                        assert await sqlite.find_name_candidates(query, tenant, limit=20) == (
+                            expected
+                        ), (step, query)
+                    keys = sorted({key for name in pool for key in query_blocking_keys(name)})
+                    assert await sqlite.find_by_blocking_keys(keys, tenant) == (
+                        await memory.find_by_blocking_keys(keys, tenant)
+                    ), step
+        assert max(posting_blobs(tmp_path / "graph.db").values()) <= 2 * MAX_POSTING_SEGMENTS
+
+
+async def test_a_batch_failing_in_its_last_statement_leaves_nothing_written(
+    tmp_path: Path,
+) -> None:
+    """The name index is written last; a failure there must take the entities back too."""
+    path = tmp_path / "graph.db"
+    ada = make_entity(id=entity_id(1), name="Ada Lovelace")
+    async with SqliteGraphStore(path) as store:
+        await store.upsert_entity(ada)
+    with sqlite3.connect(path) as connection:
+        connection.execute(
+            "CREATE TRIGGER refuse_zed BEFORE INSERT ON graph_name_postings "
+            "WHEN NEW.unit = 'zed' BEGIN SELECT RAISE(ABORT, 'no zed here'); END"
+        )
+    connection.close()
+    before = posting_blobs(path)
+    renamed = make_entity(id=ada.id, name="Ada Byron")
+    async with SqliteGraphStore(path) as store:
+        with pytest.raises(StoreError, match="no zed here"):
+            await store.upsert_entities(
+                [
+                    make_entity(id=entity_id(2), name="Charles Babbage"),
+                    renamed,
+                    make_entity(id=entity_id(3), name="Zed"),
+                ]
+            )
+        assert await store.find_entities(TENANT) == [ada]
+        assert await store.find_name_candidates("Ada Lovelace", TENANT) == [ada]
+        assert await store.find_name_candidates("Babbage", TENANT) == []
+        assert await store.find_by_blocking_key(prefix_key(ada), TENANT) == [ada]
+    assert posting_blobs(path) == before
+
+
+async def test_a_term_whose_rows_all_went_keeps_no_blob_once_merged(tmp_path: Path) -> None:
+    path = tmp_path / "graph.db"
+    async with SqliteGraphStore(path) as store:
+        for step in range(2 * MAX_POSTING_SEGMENTS):
+            name = "Quxley" if step % 2 == 0 else "Ada Lovelace"
+            await store.upsert_entity(make_entity(id=entity_id(1), name=name))
+        assert await store.find_name_candidates("Quxley", TENANT) == []
+        # Sixteen writes gained and lost "qux"; its blobs were merged into nothing.
+        assert posting_blobs(path).get("qux", 0) < MAX_POSTING_SEGMENTS - 1
+        await store.upsert_entity(make_entity(id=entity_id(1), name="Quxley"))
+        assert len(await store.find_name_candidates("Quxley", TENANT)) == 1
+
+
+async def test_a_posting_naming_another_tenants_row_never_answers_with_it(
+    tmp_path: Path,
+) -> None:
+    """A fault in the index (here written by hand) must not cross tenants."""
+    path = tmp_path / "graph.db"
+    ours = make_entity(id=entity_id(1), name="Ada Lovelace")
+    theirs = make_entity(id=entity_id(1), name="Ada Lovelace", tenant_id=OTHER_TENANT)
+    async with SqliteGraphStore(path) as store:
+        await store.upsert_entities([ours, theirs])
+    with sqlite3.connect(path) as connection:
+        [(row,)] = connection.execute(
+            "SELECT row FROM graph_entities WHERE tenant_id = ?", (str(OTHER_TENANT),)
+        ).fetchall()
+        stray = row.to_bytes(8, "little")
+        for table, term in (
+            ("graph_key_postings", prefix_key(ours)),
+            ("graph_name_postings", "ada"),
+            ("graph_name_postings", " ad"),
+        ):
+            connection.execute(f"INSERT INTO {table} VALUES (?, ?, ?)", (str(TENANT), term, stray))
+    connection.close()
+    async with SqliteGraphStore(path) as store:
+        assert await store.find_by_blocking_key(prefix_key(ours), TENANT) == [ours]
+        assert await store.find_name_candidates("Ada Lovelace", TENANT) == [ours]
