@@ -12,8 +12,12 @@ in-memory adapters for tests and small jobs and fakes that stand in for the
 models.
 
 Everything public is importable from here; nothing is opened, read or loaded
-at import time.
+at import time. The Postgres adapters are loaded on first access, so that
+`import redstring` never imports their driver (the `postgres` extra).
 """
+
+import importlib
+from typing import TYPE_CHECKING
 
 from redstring.composition import (
     AUTO,
@@ -127,7 +131,29 @@ from redstring.projections import GraphProjection, Projection, VectorProjection,
 from redstring.vector.adapters.memory import InMemoryVectorStore
 from redstring.vector.adapters.sqlite import SqliteVectorStore
 
+if TYPE_CHECKING:
+    from redstring.events.adapters.postgres import PostgresEventLog
+    from redstring.graph.adapters.postgres import PostgresGraphStore
+    from redstring.vector.adapters.postgres import HnswIndex, PostgresVectorStore
+
 __version__ = "0.3.0"
+
+#: Names loaded on first access, by the module that defines them.
+_LAZY = {
+    "HnswIndex": "redstring.vector.adapters.postgres",
+    "PostgresEventLog": "redstring.events.adapters.postgres",
+    "PostgresGraphStore": "redstring.graph.adapters.postgres",
+    "PostgresVectorStore": "redstring.vector.adapters.postgres",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Load a Postgres adapter on first access; `ImportError` names the extra it needs."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'redstring' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "AUTO",
@@ -175,6 +201,7 @@ __all__ = [
     "GraphReader",
     "GraphStore",
     "GraphWriter",
+    "HnswIndex",
     "ImportReport",
     "InMemoryEventLog",
     "InMemoryGraphStore",
@@ -192,6 +219,9 @@ __all__ = [
     "MissingEntityError",
     "NameCandidateReader",
     "PartialExtractionError",
+    "PostgresEventLog",
+    "PostgresGraphStore",
+    "PostgresVectorStore",
     "Projection",
     "RedstringError",
     "RefusedCompletionError",

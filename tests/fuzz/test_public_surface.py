@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from uuid import UUID, uuid4
 
+import asyncpg
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -48,6 +49,9 @@ from redstring import (
     InMemoryVectorStore,
     LlmMergeAdjudicator,
     MergeQuestion,
+    PostgresEventLog,
+    PostgresGraphStore,
+    PostgresVectorStore,
     RedstringError,
     RelationshipId,
     RetrievalMode,
@@ -70,6 +74,14 @@ if TYPE_CHECKING:
 DIMENSION = 8
 ENTITY_ID = EntityId(UUID("00000000-0000-4000-8000-00000000000a"))
 ANSWER = {"entities": [{"name": "Ada Lovelace", "entity_type": "person"}], "relationships": []}
+#: The session's Postgres server, set by `_postgres_server` before any test runs.
+POSTGRES: list[str] = []
+
+
+@pytest.fixture(autouse=True)
+def _postgres_server(postgres_dsn: str) -> None:
+    if not POSTGRES:
+        POSTGRES.append(postgres_dsn)
 
 
 def nested(depth: int) -> Any:
@@ -151,6 +163,7 @@ class World:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.closing: list[Any] = []
+        self.schemas: list[str] = []
 
     def keep[T](self, thing: T) -> T:
         self.closing.append(thing)
@@ -171,9 +184,25 @@ class World:
     def path(self) -> Path:
         return self.folder / f"{uuid4()}.db"
 
+    @property
+    def dsn(self) -> str:
+        return POSTGRES[0]
+
+    def schema(self) -> str:
+        """A Postgres schema of this world's own, dropped when it closes."""
+        self.schemas.append(f"fuzz_{uuid4().hex}")
+        return self.schemas[-1]
+
     async def close(self) -> None:
         for thing in self.closing:
             await thing.close()
+        if self.schemas:
+            connection = await asyncpg.connect(self.dsn)
+            try:
+                for name in self.schemas:
+                    await connection.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+            finally:
+                await connection.close()
 
 
 #: A valid value for a parameter, by its name; each gets the world to build from.
@@ -239,6 +268,11 @@ VALID: dict[str, Callable[[World], Any]] = {
     "skip_failed_chunks": lambda _: False,
     "allow_partial": lambda _: False,
     "event_log": lambda _: InMemoryEventLog(),
+    "dsn": lambda world: world.dsn,
+    "pool": lambda _: None,
+    "pool_size": lambda _: 2,
+    "cache_size": lambda _: 10,
+    "index": lambda _: None,
     "canonical_id": lambda _: ENTITY_ID,
     "canonical": lambda _: make_entity(id=ENTITY_ID),
     "merged_ids": lambda _: [EntityId(uuid4())],
@@ -254,6 +288,9 @@ OVERRIDES: dict[str, dict[str, Callable[[World], Any]]] = {
     "cosine_similarity": {"left": lambda _: [1.0, 0.0], "right": lambda _: [0.5, 0.5]},
     "event_from_json": {"text": lambda _: redstring.event_to_json(extracted())},
     "VectorProjection": {"store": lambda world: world.vectors()},
+    "PostgresGraphStore": {"schema": lambda world: world.schema()},
+    "PostgresVectorStore": {"schema": lambda world: world.schema()},
+    "PostgresEventLog": {"schema": lambda world: world.schema()},
 }
 
 
@@ -277,6 +314,15 @@ def _subjects() -> dict[str, Callable[[World], Any]]:
         ),
         "InMemoryEventLog": lambda _: InMemoryEventLog(),
         "SqliteEventLog": lambda world: world.keep(SqliteEventLog(world.path())),
+        "PostgresGraphStore": lambda world: world.keep(
+            PostgresGraphStore(world.dsn, schema=world.schema(), pool_size=2)
+        ),
+        "PostgresVectorStore": lambda world: world.keep(
+            PostgresVectorStore(world.dsn, dimension=DIMENSION, schema=world.schema(), pool_size=2)
+        ),
+        "PostgresEventLog": lambda world: world.keep(
+            PostgresEventLog(world.dsn, schema=world.schema(), pool_size=2)
+        ),
         "FakeEmbeddingProvider": lambda world: world.embeddings(),
         "FakeLlmProvider": lambda world: world.provider(),
         "SlidingWindowChunker": lambda _: SlidingWindowChunker(),
@@ -406,10 +452,11 @@ async def _probe(instance: Any, world: World) -> None:
     for method in _public_methods(type(instance)):
         function = getattr(instance, method)
         signature = inspect.signature(function)
+        overrides = OVERRIDES.get(type(instance).__name__, {})
         keywords = {
             name: make(world)
             for name in signature.parameters
-            if (make := VALID.get(name)) is not None
+            if (make := overrides.get(name) or VALID.get(name)) is not None
         }
         result = function(**keywords)
         if inspect.isawaitable(result):

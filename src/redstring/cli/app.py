@@ -31,6 +31,7 @@ from redstring.cli.stores import (
     CommandError,
     Database,
     embedding_provider,
+    event_log,
     migrate_database,
     open_database,
     open_for_delete,
@@ -49,7 +50,6 @@ from redstring.domain.exceptions import RedstringError
 from redstring.domain.ids import EntityId, SourceId
 from redstring.domain.retrieval import RetrievalMode
 from redstring.domain.source import SourceDocument
-from redstring.events.adapters.sqlite import SqliteEventLog
 from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.vector.adapters.memory import InMemoryVectorStore
 
@@ -107,8 +107,9 @@ def _db_option(function: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--db",
         required=True,
-        metavar="FILE",
-        help="The SQLite database file that holds the graph and its vectors.",
+        metavar="FILE|URL",
+        help="The SQLite database file that holds the graph and its vectors, or a "
+        "postgresql:// URL (the postgres extra) whose redstring schema holds them.",
     )(function)
 
 
@@ -586,7 +587,7 @@ def delete_command(entities: Sequence[str], db: str, tenant: str, entire_tenant:
                 deleted += await delete_entity(
                     entity_id, tenant_id, graph=database.graph, vectors=database.vectors
                 )
-            return f"deleted {_count(deleted, 'entity', 'entities')} from {db}"
+            return f"deleted {_count(deleted, 'entity', 'entities')} from {database.location}"
         finally:
             await database.close()
 
@@ -672,7 +673,7 @@ def consolidate_command(db: str, tenant: str, dry_run: bool, as_json: bool) -> N
     async def work() -> ConsolidationReport:
         database = await open_for_delete(db)
         try:
-            async with SqliteEventLog(db) as log:
+            async with event_log(db) as log:
                 consolidator = Consolidator(
                     graph=database.graph, event_log=log, vectors=database.vectors
                 )
@@ -717,7 +718,7 @@ def undo_merge_command(event_id: str, db: str, tenant: str) -> None:
     async def work() -> object:
         database = await open_for_delete(db)
         try:
-            async with SqliteEventLog(db) as log:
+            async with event_log(db) as log:
                 consolidator = Consolidator(
                     graph=database.graph, event_log=log, vectors=database.vectors
                 )

@@ -1,9 +1,10 @@
 """Where the command line chooses its stores, tenants and embedding models.
 
-`open_database` is the one place a `--db` value becomes stores: add a new
-kind of database there. Read commands open it read-only, so they never
-create or change a file; a file that is not a redstring database is
-refused, not given tables.
+`open_database` is the one place a `--db` value becomes stores: a file
+path means SQLite, a `postgresql://` (or `postgres://`) URL means the
+Postgres stores (the `postgres` extra), in their default schema. Read
+commands open it read-only, so they never create or change a file or a
+schema; one that is not a redstring database is refused, not given tables.
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.vector.adapters.sqlite import SqliteVectorStore
 
 if TYPE_CHECKING:
+    from redstring.events.adapters.postgres import PostgresEventLog
+    from redstring.graph.adapters.postgres import PostgresGraphStore
     from redstring.ports.embedding import EmbeddingProvider
+    from redstring.vector.adapters.postgres import PostgresVectorStore
 
 #: The tenant used when `--tenant` is omitted.
 DEFAULT_TENANT: Final = "default"
@@ -30,6 +34,27 @@ DEFAULT_TENANT: Final = "default"
 EMBEDDINGS: Final = ("local", "hash", "none")
 #: The dimension of the `hash` embedding, the same as the local model's.
 HASH_DIMENSION: Final = 384
+#: How a `--db` value that names a Postgres server begins.
+POSTGRES_SCHEMES: Final = ("postgresql://", "postgres://")
+
+
+def is_postgres(location: str) -> bool:
+    """Whether `location` is a Postgres URL rather than a SQLite file."""
+    return location.startswith(POSTGRES_SCHEMES)
+
+
+def shown(location: str) -> str:
+    """`location` as messages print it: a Postgres URL without its password."""
+    if not is_postgres(location):
+        return location
+    scheme, _, rest = location.partition("://")
+    authority_end = min((rest.find(mark) for mark in "/?#" if mark in rest), default=len(rest))
+    authority, tail = rest[:authority_end], rest[authority_end:]
+    user_info, at, host = authority.rpartition("@")
+    if not at or ":" not in user_info:
+        return location
+    user = user_info.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}{tail}"
 
 
 class CommandError(Exception):
@@ -81,11 +106,11 @@ class Database:
     """
 
     location: str
-    graph: SqliteGraphStore
-    vectors: SqliteVectorStore | None
+    graph: SqliteGraphStore | PostgresGraphStore
+    vectors: SqliteVectorStore | PostgresVectorStore | None
     model: str | None
     dimension: int | None
-    events: SqliteEventLog | None = None
+    events: SqliteEventLog | PostgresEventLog | None = None
 
     async def close(self) -> None:
         """Close the stores and the log."""
@@ -117,6 +142,8 @@ async def open_database(
     Raises:
         CommandError: a refusal above, in one line.
     """
+    if is_postgres(location):
+        return await _open_postgres(location, read_only=read_only, embeddings=embeddings)
     try:
         settings = await SqliteVectorStore.stored_settings(location)
     except StoreError as exc:
@@ -139,29 +166,9 @@ async def open_database(
         )
         return Database(location, graph, vectors, model, dimension)
 
-    if embeddings is None and settings is not None:
-        raise CommandError(
-            f"{location} holds vectors of model {model!r}: an import without embeddings "
-            f"would hide its entities from semantic search; pass --embeddings "
-            f"{_choice_for(model or '') or 'with that model'}, or use another --db"
-        )
-    if (
-        embeddings is not None
-        and settings is not None
-        and (dimension != embeddings.dimension or model not in (None, embeddings.model))
-    ):
-        raise CommandError(
-            f"{location} holds vectors of model {model!r} ({dimension} dimensions), "
-            f"not {embeddings.model!r}: pass the --embeddings it was made with, or another --db"
-        )
+    _refuse_other_embeddings(location, settings, embeddings)
     if embeddings is not None and settings is None and exists:
-        held = await _entity_count(location)
-        if held:
-            raise CommandError(
-                f"{location} holds {held:,} entities without vectors (imported with "
-                "--embeddings none): embedding only the new ones would hide those from "
-                "semantic search; pass --embeddings none, or use another --db"
-            )
+        _refuse_unembedded(location, await _entity_count(location))
     graph = SqliteGraphStore(location)
     vectors = None
     if embeddings is not None:
@@ -186,6 +193,108 @@ async def open_database(
     )
 
 
+def _refuse_other_embeddings(
+    location: str,
+    settings: tuple[int, str | None] | None,
+    embeddings: EmbeddingProvider | None,
+) -> None:
+    """Refuse an import whose embedding choice disagrees with the vectors held."""
+    if settings is None:
+        return
+    dimension, model = settings
+    if embeddings is None:
+        raise CommandError(
+            f"{shown(location)} holds vectors of model {model!r}: an import without "
+            f"embeddings would hide its entities from semantic search; pass --embeddings "
+            f"{_choice_for(model or '') or 'with that model'}, or use another --db"
+        )
+    if dimension != embeddings.dimension or model not in (None, embeddings.model):
+        raise CommandError(
+            f"{shown(location)} holds vectors of model {model!r} ({dimension} dimensions), "
+            f"not {embeddings.model!r}: pass the --embeddings it was made with, or another --db"
+        )
+
+
+def _refuse_unembedded(location: str, held: int) -> None:
+    """Refuse embedding new entities beside `held` ones that have no vectors."""
+    if held:
+        raise CommandError(
+            f"{shown(location)} holds {held:,} entities without vectors (imported with "
+            "--embeddings none): embedding only the new ones would hide those from "
+            "semantic search; pass --embeddings none, or use another --db"
+        )
+
+
+def _postgres() -> tuple[
+    type[PostgresGraphStore], type[PostgresVectorStore], type[PostgresEventLog]
+]:
+    """The Postgres store classes, loaded only for a Postgres `--db`."""
+    try:
+        from redstring.events.adapters.postgres import PostgresEventLog
+        from redstring.graph.adapters.postgres import PostgresGraphStore
+        from redstring.vector.adapters.postgres import PostgresVectorStore
+    except ImportError as exc:
+        raise CommandError(f"{exc}; a postgresql:// --db needs it") from exc
+    return PostgresGraphStore, PostgresVectorStore, PostgresEventLog
+
+
+async def _open_postgres(
+    location: str, *, read_only: bool, embeddings: EmbeddingProvider | None
+) -> Database:
+    """`open_database` for a Postgres URL: the stores in its default schema."""
+    graph_store, vector_store, log_store = _postgres()
+    label = shown(location)
+    try:
+        settings = await vector_store.stored_settings(location)
+    except StoreError as exc:
+        raise CommandError(f"cannot read {label} ({exc.reason})") from exc
+    dimension, model = settings if settings is not None else (None, None)
+    graph = graph_store(location, read_only=read_only)
+    try:
+        counts = await graph.count_by_tenant()
+    except StoreError as exc:  # read-only: an empty schema; for writing, a failed database
+        await graph.close()
+        raise CommandError(f"{label} is not a redstring database ({exc.reason})") from exc
+    if read_only:
+        vectors = (
+            vector_store(location, dimension=dimension, model=model, read_only=True)
+            if dimension is not None
+            else None
+        )
+        return Database(label, graph, vectors, model, dimension)
+    try:
+        _refuse_other_embeddings(location, settings, embeddings)
+        if embeddings is not None and settings is None:
+            _refuse_unembedded(location, sum(entities for entities, _ in counts.values()))
+    except CommandError:
+        await graph.close()
+        raise
+    vectors = None
+    if embeddings is not None:
+        vectors = vector_store(location, dimension=embeddings.dimension, model=embeddings.model)
+        try:
+            await vectors.count_by_tenant()  # claims the schema for this model first
+        except BaseException:
+            await vectors.close()
+            await graph.close()
+            raise
+    return Database(
+        label,
+        graph,
+        vectors,
+        embeddings.model if embeddings else None,
+        embeddings.dimension if embeddings else None,
+        log_store(location),
+    )
+
+
+def event_log(location: str) -> SqliteEventLog | PostgresEventLog:
+    """The event log of the database at `location`, opened for writing."""
+    if is_postgres(location):
+        return _postgres()[2](location)
+    return SqliteEventLog(location)
+
+
 def _refusal(location: str, exc: StoreError) -> CommandError:
     """Why a read-only open refused `location`, and what to do about an older file."""
     if "older than" in exc.reason:
@@ -203,9 +312,15 @@ async def migrate_database(location: str) -> bool:
     is first opened read-only, so one that is not a redstring database is
     refused without being given tables.
 
+    A Postgres database is never older than this redstring's: its stores
+    check their layout on every open, so it is only checked here.
+
     Raises:
         CommandError: no such file, or not a redstring database.
     """
+    if is_postgres(location):
+        await (await open_database(location, read_only=True)).close()
+        return False
     if not await asyncio.to_thread(os.path.isfile, location):
         raise CommandError(f"no such database: {location}")
     reader = SqliteGraphStore(location, read_only=True)
@@ -232,6 +347,15 @@ async def open_for_delete(location: str) -> Database:
     """
     found = await open_database(location, read_only=True)
     await found.close()
+    if is_postgres(location):
+        graph_store, vector_store, _ = _postgres()
+        pg_vectors = (
+            vector_store(location, dimension=found.dimension, model=found.model)
+            if found.dimension is not None
+            else None
+        )
+        graph = graph_store(location)
+        return Database(found.location, graph, pg_vectors, found.model, found.dimension)
     vectors = (
         SqliteVectorStore(location, dimension=found.dimension, model=found.model)
         if found.dimension is not None

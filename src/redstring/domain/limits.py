@@ -40,3 +40,9 @@ MAX_CONCURRENCY: Final = 1_024
 #: The longest vector a store or embedding provider is made for. The largest
 #: common embedding models have 4,096 dimensions.
 MAX_DIMENSION: Final = 65_536
+#: The most connections a store's own Postgres pool may hold. The pool sets up
+#: a slot per connection when it opens, so the bound keeps that allocation
+#: small; a server's own `max_connections` is usually 100.
+MAX_POOL_SIZE: Final = 1_000
+#: The most parsed entities a Postgres graph store keeps in process.
+MAX_CACHE_SIZE: Final = 10_000_000

@@ -7,7 +7,8 @@ whose snippets continue an example's function says so with
 `<!-- snippets run after: FILE FUNCTION -->`: that function's body runs
 first, at top level, so its names are there. The
 OpenAI-compatible server page runs against a stand-in server on 127.0.0.1
-that answers like Ollama would.
+that answers like Ollama would; the Postgres page runs against the test
+session's server, in a schema of its own.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ PAGES = sorted([*ROOT.glob("docs/**/*.md"), ROOT / "README.md"])
 FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 INCLUDE = re.compile(r'^--8<-- "([^"]+)"$', re.MULTILINE)
 OLLAMA = "http://localhost:11434/v1"
+#: The DSN the Postgres page shows; its snippets run against the session's server.
+POSTGRES = "postgresql://app:secret@db.internal:5432/app"
 SETUP = re.compile(r"^<!-- snippets run after: (\S+) (\w+) -->$", re.MULTILINE)
 
 
@@ -103,9 +106,15 @@ def test_every_snippet_of_a_page_runs(
     monkeypatch: pytest.MonkeyPatch,
     server: FakeOpenAiServer,
     capsys: pytest.CaptureFixture[str],
+    request: pytest.FixtureRequest,
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("sys.argv", ["snippet"])
+    dsn = POSTGRES
+    if POSTGRES in page.read_text(encoding="utf-8"):
+        schemas = request.getfixturevalue("postgres")
+        dsn = schemas.dsn
+        monkeypatch.setattr("sys.argv", ["snippet", dsn, schemas.new_schema()])
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     extraction = {
         "entities": [
@@ -119,7 +128,7 @@ def test_every_snippet_of_a_page_runs(
     server.reply("/v1/embeddings", _embeddings(3), _embeddings(1))
     namespace: dict[str, Any] = {"__name__": "__main__"}
     for number, snippet in enumerate(_snippets(page), start=1):
-        source = snippet.replace(OLLAMA, server.base_url)
+        source = snippet.replace(OLLAMA, server.base_url).replace(POSTGRES, dsn)
         code = compile(
             source, f"{page.name}#{number}", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
         )

@@ -1,0 +1,188 @@
+"""The Postgres event log: a durable `EventLog` that several processes can append to.
+
+Tables, in the adapter's schema (`redstring` unless told otherwise):
+
+- `event_log`: one row per event, keyed by its `sequence`, with its
+  `event_id` unique and its `tenant_id` indexed, and the event as the JSON
+  `event_to_json` gives.
+- `event_log_head`: one row holding the last sequence number. An append
+  locks it, so appends take turns and numbers are handed out without gaps
+  in commit order: a reader that has seen sequence `n` has seen every
+  event up to `n`, and no later commit lands below it.
+
+Needs the `postgres` extra. Design: ADR 0031.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from redstring.domain.events import event_from_json, event_to_json
+from redstring.domain.limits import MAX_JSON_INT
+from redstring.domain.validation import check_integer, check_sequence, check_tenant_id
+from redstring.ports.event_log import EVENT_TYPES, EventLog, StoredEvent
+from redstring.ports.lifetime import AsyncClosable
+from redstring.storage.adapters.postgres import (
+    DEFAULT_POOL_SIZE,
+    DEFAULT_SCHEMA,
+    PostgresClient,
+    asyncpg,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from redstring.domain.events import Event
+    from redstring.domain.ids import TenantId
+
+#: The layout this module reads and writes, recorded in the schema's `meta` table.
+SCHEMA_VERSION: Final = 1
+_COMPONENT: Final = "event_log"
+
+_TABLES: Final = (
+    """CREATE TABLE {schema}.event_log (
+        sequence bigint PRIMARY KEY,
+        event_id uuid NOT NULL UNIQUE,
+        tenant_id uuid NOT NULL,
+        body text NOT NULL
+    )""",
+    "CREATE INDEX event_log_by_tenant ON {schema}.event_log (tenant_id, sequence)",
+    """CREATE TABLE {schema}.event_log_head (
+        only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+        last_sequence bigint NOT NULL
+    )""",
+    "INSERT INTO {schema}.event_log_head (last_sequence) VALUES (0)",
+)
+
+
+class PostgresEventLog(AsyncClosable, EventLog):
+    """An `EventLog` kept in Postgres: durable, shared, and append-only.
+
+    Give a `dsn` and the log opens a pool of up to `pool_size` connections on
+    first use; or give a `pool` you own (an `asyncpg.Pool`), which it uses
+    and never closes. Each append is one transaction: a batch is recorded
+    whole or not at all, even if the writer is killed. Reads parse the
+    stored JSON, so a caller can never reach what the log holds.
+
+    Raises (from any method):
+        ValueError: an argument is out of range; from the constructor, not
+            exactly one of `dsn` and `pool`, or a bad `schema`.
+        StoreError: the log is closed, the database failed (the driver's
+            error is the `__cause__`), or the schema holds an event-log
+            layout version this code does not read.
+    """
+
+    def __init__(
+        self,
+        dsn: str | None = None,
+        *,
+        pool: asyncpg.Pool | None = None,
+        schema: str = DEFAULT_SCHEMA,
+        pool_size: int = DEFAULT_POOL_SIZE,
+    ) -> None:
+        self._client = PostgresClient(
+            dsn=dsn,
+            pool=pool,
+            schema=schema,
+            pool_size=pool_size,
+            store="postgres event log",
+            resource=f"{type(self).__name__}(schema={schema!r})",
+        )
+        s = f'"{self._client.schema}"'
+        self._lock_head = f"SELECT last_sequence FROM {s}.event_log_head FOR UPDATE"
+        self._held = f"SELECT event_id FROM {s}.event_log WHERE event_id = ANY($1::uuid[])"
+        self._insert = f"""
+            INSERT INTO {s}.event_log (sequence, event_id, tenant_id, body)
+            SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::uuid[], $4::text[])"""
+        self._move_head = f"UPDATE {s}.event_log_head SET last_sequence = $1"
+        self._read_all = f"SELECT sequence, body FROM {s}.event_log WHERE sequence > $1 ORDER BY 1"
+        self._read_tenant = (
+            f"SELECT sequence, body FROM {s}.event_log "
+            "WHERE tenant_id = $2 AND sequence > $1 ORDER BY 1"
+        )
+        self._last = f"SELECT last_sequence FROM {s}.event_log_head"
+        self._ready = False
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"{type(self).__name__}(schema={self._client.schema!r}, {state})"
+
+    def _resource_name(self) -> str:
+        return f"{type(self).__name__}(schema={self._client.schema!r})"
+
+    async def _release(self) -> None:
+        """Close the pool if the log opened it."""
+        await self._client.close()
+
+    async def _prepare(self) -> PostgresClient:
+        if not self._ready:
+            await self._client.ensure_tables(_COMPONENT, SCHEMA_VERSION, _TABLES)
+            self._ready = True
+        return self._client
+
+    async def append(self, event: Event) -> int:
+        """Record the event; return its sequence number, counted from 1.
+
+        Raises:
+            ValueError: the log already holds an event with this `event_id`.
+        """
+        [sequence] = await self.append_many([event])
+        return sequence
+
+    async def append_many(self, events: Sequence[Event]) -> list[int]:
+        """Record every event in order, or none; return their sequence numbers.
+
+        Raises:
+            ValueError: something is not an event, or an `event_id` is already
+                held or repeats within `events`.
+        """
+        batch: list[Event] = list(check_sequence(events, argument="events"))
+        seen: set[object] = set()
+        for index, event in enumerate(batch):
+            if not isinstance(event, EVENT_TYPES):
+                raise ValueError(f"events[{index}] is not an event: {event!r}")
+            if event.event_id in seen:
+                raise ValueError(f"event {event.event_id} appears twice in one batch")
+            seen.add(event.event_id)
+        if not batch:
+            return []
+        bodies = [event_to_json(event) for event in batch]
+        client = await self._prepare()
+        async with client.transaction() as connection:
+            last = int(await connection.fetchval(self._lock_head))
+            held = await connection.fetch(self._held, [event.event_id for event in batch])
+            if held:
+                raise ValueError(f"the log already holds event {held[0][0]}")
+            sequences = list(range(last + 1, last + 1 + len(batch)))
+            await connection.execute(
+                self._insert,
+                sequences,
+                [event.event_id for event in batch],
+                [event.tenant_id for event in batch],
+                bodies,
+            )
+            await connection.execute(self._move_head, sequences[-1])
+        return sequences
+
+    async def read(self, *, after: int = 0, tenant_id: TenantId | None = None) -> list[StoredEvent]:
+        """The events numbered above `after`, in order, optionally of one tenant only.
+
+        Raises:
+            ValueError: `after` is negative or not an integer.
+        """
+        check_integer(after, argument="after", minimum=0, maximum=MAX_JSON_INT)
+        if tenant_id is not None:
+            check_tenant_id(tenant_id)
+        client = await self._prepare()
+        async with client.connection() as connection:
+            if tenant_id is None:
+                rows = await connection.fetch(self._read_all, after)
+            else:
+                rows = await connection.fetch(self._read_tenant, after, tenant_id)
+        return [StoredEvent(sequence=row[0], event=event_from_json(row[1])) for row in rows]
+
+    async def last_sequence(self) -> int:
+        """The number of the last event recorded; 0 when the log is empty."""
+        client = await self._prepare()
+        async with client.connection() as connection:
+            return int(await connection.fetchval(self._last))

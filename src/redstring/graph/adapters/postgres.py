@@ -1,0 +1,890 @@
+"""The Postgres graph store: a `GraphStore` that several processes can share.
+
+Tables, in the adapter's schema (`redstring` unless told otherwise):
+
+- `graph_entities`: one row per `(tenant_id, id)`, the entity as the JSON
+  `model_dump_json` gives, with `normalize_name(name)` and `entity_type` in
+  indexed columns.
+- `graph_entity_keys`: one row per `(tenant_id, key, entity_id)`; a
+  blocking-key lookup is one range scan of its primary key.
+- `graph_relationships`: one row per `(tenant_id, id)`, as JSON, with both
+  endpoints indexed.
+- `graph_merges`: where each merged-away id resolves.
+- `graph_tenants`: each tenant's `generation`, moved by every entity write
+  (and its `reset`, moved by a purge); `graph_deletions`: the revision at
+  which each deleted or merged-away entity went. A store holds each
+  tenant's name index in process and brings it up to date from these
+  before every name-candidate lookup.
+
+Ids are `uuid` columns, whose byte order is `str(id)` order. Every statement
+names the tenant in its key and its `WHERE`, and every value travels as a
+bound parameter. Needs the `postgres` extra. Design: ADRs 0031 and 0037.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any, Final
+from uuid import UUID
+
+from redstring.domain.exceptions import MissingEntityError
+from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.limits import MAX_CACHE_SIZE
+from redstring.domain.merging import check_merge
+from redstring.domain.names import (
+    NAME_CANDIDATE_LIMIT,
+    query_name_units,
+)
+from redstring.domain.normalization import normalize_name
+from redstring.domain.relationship import Relationship
+from redstring.domain.validation import (
+    check_depth,
+    check_entities,
+    check_entity_id,
+    check_entity_ids,
+    check_integer,
+    check_limit,
+    check_names,
+    check_optional_limit,
+    check_optional_name,
+    check_relationship_id,
+    check_relationships,
+    check_tenant_id,
+)
+from redstring.graph.name_index import NameIndex
+from redstring.graph.stored import copy_entity, entity_from_json
+from redstring.ports.graph_store import GraphStore
+from redstring.ports.lifetime import AsyncClosable
+from redstring.storage.adapters.postgres import (
+    DEFAULT_POOL_SIZE,
+    DEFAULT_SCHEMA,
+    Connection,
+    PostgresClient,
+    asyncpg,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from redstring.domain.entity import Entity
+    from redstring.domain.ids import RelationshipId
+
+#: The layout this module reads and writes, recorded in the schema's `meta` table.
+SCHEMA_VERSION: Final = 1
+_COMPONENT: Final = "graph"
+#: Rows sent in one statement of a batch; the batch is still one transaction.
+_CHUNK: Final = 5_000
+
+_TABLES: Final = (
+    "CREATE SEQUENCE {schema}.graph_entity_revisions",
+    """CREATE TABLE {schema}.graph_entities (
+        tenant_id uuid NOT NULL,
+        id uuid NOT NULL,
+        normalized_name text NOT NULL,
+        entity_type text NOT NULL,
+        body text NOT NULL,
+        revision bigint NOT NULL DEFAULT nextval('{schema}.graph_entity_revisions'),
+        PRIMARY KEY (tenant_id, id)
+    )""",
+    """CREATE INDEX graph_entities_by_name
+        ON {schema}.graph_entities (tenant_id, normalized_name, id)""",
+    """CREATE INDEX graph_entities_by_type
+        ON {schema}.graph_entities (tenant_id, entity_type, id)""",
+    """CREATE TABLE {schema}.graph_entity_keys (
+        tenant_id uuid NOT NULL,
+        key text NOT NULL,
+        entity_id uuid NOT NULL,
+        PRIMARY KEY (tenant_id, key, entity_id)
+    )""",
+    """CREATE TABLE {schema}.graph_relationships (
+        tenant_id uuid NOT NULL,
+        id uuid NOT NULL,
+        source_entity_id uuid NOT NULL,
+        target_entity_id uuid NOT NULL,
+        relationship_type text NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (tenant_id, id)
+    )""",
+    """CREATE INDEX graph_relationships_by_source
+        ON {schema}.graph_relationships (tenant_id, source_entity_id)""",
+    """CREATE INDEX graph_relationships_by_target
+        ON {schema}.graph_relationships (tenant_id, target_entity_id)""",
+    """CREATE INDEX graph_entities_by_revision
+        ON {schema}.graph_entities (tenant_id, revision)""",
+    """CREATE TABLE {schema}.graph_tenants (
+        tenant_id uuid PRIMARY KEY,
+        generation bigint NOT NULL DEFAULT 0,
+        reset bigint NOT NULL DEFAULT 0
+    )""",
+    """CREATE TABLE {schema}.graph_deletions (
+        tenant_id uuid NOT NULL,
+        entity_id uuid NOT NULL,
+        revision bigint NOT NULL,
+        PRIMARY KEY (tenant_id, entity_id)
+    )""",
+    """CREATE TABLE {schema}.graph_merges (
+        tenant_id uuid NOT NULL,
+        merged_id uuid NOT NULL,
+        canonical_id uuid NOT NULL,
+        PRIMARY KEY (tenant_id, merged_id)
+    )""",
+)
+#: How many merges of merges `resolve` follows at most: a guard, never reached
+#: by chains merges can make (a canonical id is never itself merged away).
+_MAX_MERGE_HOPS: Final = 64
+
+
+class _Sql:
+    """Every statement the store runs, with its schema filled in once."""
+
+    def __init__(self, schema: str) -> None:
+        s = f'"{schema}"'
+        # Per tenant, with `= ANY`: a join against `unnest` gets a generic plan
+        # after five runs that scans the whole table once per row.
+        self.delete_keys = f"""
+            DELETE FROM {s}.graph_entity_keys
+            WHERE tenant_id = $1 AND entity_id = ANY($2::uuid[])"""
+        self.upsert_entities = f"""
+            INSERT INTO {s}.graph_entities (tenant_id, id, normalized_name, entity_type, body)
+            SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[])
+            ON CONFLICT (tenant_id, id) DO UPDATE SET
+                normalized_name = excluded.normalized_name,
+                entity_type = excluded.entity_type,
+                body = excluded.body,
+                revision = excluded.revision"""  # a fresh nextval, the column default
+        sequence = f"{s}.graph_entity_revisions"
+        # Writers of one tenant take turns on its row, so its revisions commit in order.
+        self.lock_tenant = f"""
+            INSERT INTO {s}.graph_tenants (tenant_id) VALUES ($1)
+            ON CONFLICT (tenant_id) DO UPDATE SET generation = {s}.graph_tenants.generation"""
+        self.bump = f"""
+            UPDATE {s}.graph_tenants SET generation = nextval('{sequence}')
+            WHERE tenant_id = $1"""
+        self.purge_generation = f"""
+            UPDATE {s}.graph_tenants SET generation = fresh.value, reset = fresh.value
+            FROM (SELECT nextval('{sequence}') AS value) AS fresh WHERE tenant_id = $1"""
+        self.count_entities = (
+            f"SELECT tenant_id, count(*) FROM {s}.graph_entities GROUP BY tenant_id"
+        )
+        self.count_relationships = (
+            f"SELECT tenant_id, count(*) FROM {s}.graph_relationships GROUP BY tenant_id"
+        )
+        self.generation = f"SELECT generation, reset FROM {s}.graph_tenants WHERE tenant_id = $1"
+        self.forget_deletions = f"""
+            DELETE FROM {s}.graph_deletions
+            WHERE tenant_id = $1 AND entity_id = ANY($2::uuid[])"""
+        self.record_deletions = f"""
+            INSERT INTO {s}.graph_deletions (tenant_id, entity_id, revision)
+            SELECT $1, gone, nextval('{sequence}') FROM unnest($2::uuid[]) AS deleted (gone)
+            ON CONFLICT (tenant_id, entity_id) DO UPDATE SET revision = excluded.revision"""
+        self.rows_since = f"""
+            SELECT id, revision, body FROM {s}.graph_entities
+            WHERE tenant_id = $1 AND revision > $2"""
+        self.deletions_since = f"""
+            SELECT entity_id FROM {s}.graph_deletions WHERE tenant_id = $1 AND revision > $2"""
+        self.insert_keys = f"""
+            INSERT INTO {s}.graph_entity_keys (tenant_id, key, entity_id)
+            SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[])"""
+        self.held_endpoints = f"""
+            SELECT id FROM {s}.graph_entities
+            WHERE tenant_id = $1 AND id = ANY($2::uuid[])
+            FOR KEY SHARE"""
+        self.upsert_relationships = f"""
+            INSERT INTO {s}.graph_relationships
+                (tenant_id, id, source_entity_id, target_entity_id, relationship_type, body)
+            SELECT * FROM unnest(
+                $1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[])
+            ON CONFLICT (tenant_id, id) DO UPDATE SET
+                source_entity_id = excluded.source_entity_id,
+                target_entity_id = excluded.target_entity_id,
+                relationship_type = excluded.relationship_type,
+                body = excluded.body"""
+        self.delete_tenant = (
+            f"DELETE FROM {s}.graph_merges WHERE tenant_id = $1",
+            f"DELETE FROM {s}.graph_deletions WHERE tenant_id = $1",
+            f"DELETE FROM {s}.graph_relationships WHERE tenant_id = $1",
+            f"DELETE FROM {s}.graph_entity_keys WHERE tenant_id = $1",
+        )
+        self.delete_tenant_entities = f"DELETE FROM {s}.graph_entities WHERE tenant_id = $1"
+        self.lock_entity = (
+            f"SELECT 1 FROM {s}.graph_entities WHERE tenant_id = $1 AND id = $2 FOR UPDATE"
+        )
+        self.delete_entity = (
+            f"""DELETE FROM {s}.graph_relationships
+            WHERE tenant_id = $1 AND (source_entity_id = $2 OR target_entity_id = $2)""",
+            f"DELETE FROM {s}.graph_entity_keys WHERE tenant_id = $1 AND entity_id = $2",
+            f"DELETE FROM {s}.graph_entities WHERE tenant_id = $1 AND id = $2",
+        )
+        self.entities_by_id = (
+            f"SELECT body FROM {s}.graph_entities WHERE tenant_id = $1 AND id = ANY($2::uuid[])"
+        )
+        # Each requested id with the end of its chain of merges (itself if none).
+        self.resolve = f"""
+            WITH RECURSIVE chain (start, current, hops) AS (
+                SELECT id, id, 0 FROM unnest($2::uuid[]) AS requested (id)
+                UNION ALL
+                SELECT c.start, m.canonical_id, c.hops + 1
+                FROM chain AS c JOIN {s}.graph_merges AS m
+                  ON m.tenant_id = $1 AND m.merged_id = c.current
+                WHERE c.hops < {_MAX_MERGE_HOPS}
+            )
+            SELECT DISTINCT ON (start) start, current FROM chain ORDER BY start, hops DESC"""
+        self.resolved_entities = f"""
+            WITH RECURSIVE chain (start, current, hops) AS (
+                SELECT id, id, 0 FROM unnest($2::uuid[]) AS requested (id)
+                UNION ALL
+                SELECT c.start, m.canonical_id, c.hops + 1
+                FROM chain AS c JOIN {s}.graph_merges AS m
+                  ON m.tenant_id = $1 AND m.merged_id = c.current
+                WHERE c.hops < {_MAX_MERGE_HOPS}
+            ), ends AS (
+                SELECT DISTINCT ON (start) current FROM chain ORDER BY start, hops DESC
+            )
+            SELECT body FROM {s}.graph_entities
+            WHERE tenant_id = $1 AND id IN (SELECT current FROM ends)"""
+        self.touching = f"""
+            SELECT body FROM {s}.graph_relationships
+            WHERE tenant_id = $1
+              AND (source_entity_id = ANY($2::uuid[]) OR target_entity_id = ANY($2::uuid[]))"""
+        self.drop_absorbed = (
+            self.delete_keys,
+            f"DELETE FROM {s}.graph_entities WHERE tenant_id = $1 AND id = ANY($2::uuid[])",
+        )
+        self.record_merges = f"""
+            INSERT INTO {s}.graph_merges (tenant_id, merged_id, canonical_id)
+            SELECT $1, merged_id, $3 FROM unnest($2::uuid[]) AS absorbed (merged_id)
+            ON CONFLICT (tenant_id, merged_id) DO UPDATE SET canonical_id = excluded.canonical_id"""
+        self.unmerge = (
+            f"DELETE FROM {s}.graph_merges WHERE tenant_id = $1 AND merged_id = ANY($2::uuid[])"
+        )
+        # One statement per filter combination, so each is planned for its own index.
+        select = f"SELECT body FROM {s}.graph_entities WHERE tenant_id = $1"
+        self.find_entities = {
+            (False, False): f"{select} ORDER BY id LIMIT $2",
+            (True, False): f"{select} AND normalized_name = $2 ORDER BY id LIMIT $3",
+            (False, True): f"{select} AND entity_type = $2 ORDER BY id LIMIT $3",
+            (True, True): (
+                f"{select} AND normalized_name = $2 AND entity_type = $3 ORDER BY id LIMIT $4"
+            ),
+        }
+        self.by_keys = f"""
+            SELECT k.key, e.id, e.revision FROM {s}.graph_entity_keys AS k
+            JOIN {s}.graph_entities AS e ON e.tenant_id = k.tenant_id AND e.id = k.entity_id
+            WHERE k.tenant_id = $1 AND k.key = ANY($2::text[])
+            ORDER BY k.entity_id"""
+        self.revisions_by_id = f"""
+            SELECT id, revision, body FROM {s}.graph_entities
+            WHERE tenant_id = $1 AND id = ANY($2::uuid[])"""
+        self.relationship = (
+            f"SELECT body FROM {s}.graph_relationships WHERE tenant_id = $1 AND id = $2"
+        )
+        # UNION, not UNION ALL: a self-loop matches both halves and is returned once.
+        self.relationships = f"""
+            SELECT id, body FROM (
+                SELECT id, body FROM {s}.graph_relationships
+                WHERE tenant_id = $1 AND source_entity_id = $2
+                  AND ($3::text IS NULL OR relationship_type = $3)
+                UNION
+                SELECT id, body FROM {s}.graph_relationships
+                WHERE tenant_id = $1 AND target_entity_id = $2
+                  AND ($3::text IS NULL OR relationship_type = $3)
+            ) AS both_ends ORDER BY id"""
+        self.step = f"""
+            SELECT source_entity_id, target_entity_id FROM {s}.graph_relationships
+            WHERE tenant_id = $1 AND source_entity_id = ANY($2::uuid[])
+            UNION ALL
+            SELECT source_entity_id, target_entity_id FROM {s}.graph_relationships
+            WHERE tenant_id = $1 AND target_entity_id = ANY($2::uuid[])"""
+
+
+#: How many parsed entities a store keeps for its blocking-key reads by default.
+DEFAULT_CACHE_SIZE: Final = 200_000
+
+
+def _chunks[T](items: Sequence[T]) -> list[Sequence[T]]:
+    return [items[start : start + _CHUNK] for start in range(0, len(items), _CHUNK)]
+
+
+class PostgresGraphStore(AsyncClosable, GraphStore):
+    """A `GraphStore` kept in Postgres, shared by every process that opens it.
+
+    Give a `dsn` (a `postgresql://` URL or a libpq keyword string) and the
+    store opens a pool of up to `pool_size` connections on first use; or give
+    a `pool` you own (an `asyncpg.Pool`), which the store uses and never
+    closes. Tables are created in `schema` on first use and their layout
+    version is checked on every open. Each call is one transaction, so a
+    batch is written whole or not at all, even if the writer is killed
+    mid-batch; reads return copies, so a caller can never reach what the
+    store holds.
+
+    With `read_only=True` (and a `dsn`) nothing is created or written: a
+    schema that holds no redstring graph is refused on first use with
+    `StoreError`, and so is every write.
+
+    Name-candidate reads count on each tenant's name index, held in process
+    and brought up to date before each read (ADR 0037). Blocking-key reads
+    keep up to
+    `cache_size` parsed entities in process, each with the revision it was
+    read at: a read fetches every matching entity's current revision, and
+    the text of only those whose revision this store does not hold.
+
+    Raises (from any method):
+        ValueError: an argument is out of range; from the constructor, not
+            exactly one of `dsn` and `pool`, or a `schema` that is not a
+            lower-case SQL identifier.
+        StoreError: the store is closed, the database failed (the driver's
+            error is the `__cause__`), or the schema holds a graph layout
+            version this code does not read.
+    """
+
+    def __init__(
+        self,
+        dsn: str | None = None,
+        *,
+        pool: asyncpg.Pool | None = None,
+        schema: str = DEFAULT_SCHEMA,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        cache_size: int = DEFAULT_CACHE_SIZE,
+        read_only: bool = False,
+    ) -> None:
+        self._client = PostgresClient(
+            dsn=dsn,
+            pool=pool,
+            schema=schema,
+            pool_size=pool_size,
+            store="postgres graph store",
+            resource=f"{type(self).__name__}(schema={schema!r})",
+            read_only=read_only,
+        )
+        check_integer(cache_size, argument="cache_size", minimum=0, maximum=MAX_CACHE_SIZE)
+        self._sql = _Sql(self._client.schema)
+        self._ready = False
+        self._cache_size = cache_size
+        self._held: dict[tuple[TenantId, EntityId], tuple[int, Entity]] = {}
+        self._names: dict[TenantId, tuple[int, NameIndex]] = {}
+        self._refreshing: dict[TenantId, asyncio.Lock] = {}
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"{type(self).__name__}(schema={self._client.schema!r}, {state})"
+
+    def _resource_name(self) -> str:
+        return f"{type(self).__name__}(schema={self._client.schema!r})"
+
+    async def _release(self) -> None:
+        """Close the pool if the store opened it, and drop held entities."""
+        self._held.clear()
+        self._names.clear()
+        await self._client.close()
+
+    async def _prepare(self) -> PostgresClient:
+        if not self._ready:
+            await self._client.ensure_tables(_COMPONENT, SCHEMA_VERSION, _TABLES)
+            self._ready = True
+        return self._client
+
+    async def _fetch(self, sql: str, *arguments: object) -> list[Any]:
+        client = await self._prepare()
+        async with client.connection() as connection:
+            return list(await connection.fetch(sql, *arguments))
+
+    # -- writes ---------------------------------------------------------------
+
+    async def upsert_entity(self, entity: Entity) -> None:
+        """Store the entity, replacing any with the same `(tenant_id, id)` and its keys."""
+        await self.upsert_entities([entity])
+
+    async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        """Store every entity in one transaction; a later one with the same key wins."""
+        batch = check_entities(entities)
+        latest = list({(entity.tenant_id, entity.id): entity for entity in batch}.values())
+        if not latest:
+            return
+        latest.sort(key=lambda entity: (str(entity.tenant_id), str(entity.id)))
+        tenants = sorted({entity.tenant_id for entity in latest}, key=str)
+        client = await self._prepare()
+        async with client.transaction() as connection:
+            for tenant_id in tenants:
+                await connection.execute(self._sql.lock_tenant, tenant_id)
+            for chunk in _chunks(latest):
+                await self._write_entities(connection, chunk)
+            for tenant_id in tenants:
+                await connection.execute(self._sql.bump, tenant_id)
+
+    async def _write_entities(self, connection: Connection, entities: Sequence[Entity]) -> None:
+        tenants = [entity.tenant_id for entity in entities]
+        ids = [entity.id for entity in entities]
+        by_tenant: defaultdict[TenantId, list[EntityId]] = defaultdict(list)
+        for entity in entities:
+            by_tenant[entity.tenant_id].append(entity.id)
+        for tenant_id, tenant_ids in by_tenant.items():
+            await connection.execute(self._sql.delete_keys, tenant_id, tenant_ids)
+            await connection.execute(self._sql.forget_deletions, tenant_id, tenant_ids)
+        await connection.execute(
+            self._sql.upsert_entities,
+            tenants,
+            ids,
+            [normalize_name(entity.name) for entity in entities],
+            [entity.entity_type for entity in entities],
+            [entity.model_dump_json() for entity in entities],
+        )
+        keyed = [
+            (entity.tenant_id, key, entity.id)
+            for entity in entities
+            for key in sorted(entity.blocking_keys or ())
+        ]
+        if keyed:
+            key_tenants, keys, key_ids = zip(*keyed, strict=True)
+            await connection.execute(self._sql.insert_keys, key_tenants, keys, key_ids)
+
+    async def upsert_relationship(self, relationship: Relationship) -> None:
+        """Store the relationship.
+
+        Raises:
+            MissingEntityError: an endpoint is not in the relationship's tenant.
+        """
+        await self.upsert_relationships([relationship])
+
+    async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+        """Store every relationship in one transaction, or none of them.
+
+        Endpoints are checked inside the transaction and locked against a
+        concurrent delete until it commits.
+
+        Raises:
+            MissingEntityError: some endpoint is not in its relationship's
+                tenant; it names the first such endpoint in batch order.
+        """
+        batch = check_relationships(relationships)
+        latest = list({(each.tenant_id, each.id): each for each in batch}.values())
+        if not latest:
+            return
+        client = await self._prepare()
+        async with client.transaction() as connection:
+            await self._check_endpoints(connection, batch)
+            for chunk in _chunks(latest):
+                await connection.execute(
+                    self._sql.upsert_relationships,
+                    [each.tenant_id for each in chunk],
+                    [each.id for each in chunk],
+                    [each.source_entity_id for each in chunk],
+                    [each.target_entity_id for each in chunk],
+                    [each.relationship_type for each in chunk],
+                    [each.model_dump_json() for each in chunk],
+                )
+
+    async def _check_endpoints(
+        self, connection: Connection, relationships: Sequence[Relationship]
+    ) -> None:
+        wanted: defaultdict[TenantId, set[EntityId]] = defaultdict(set)
+        for each in relationships:
+            wanted[each.tenant_id].update((each.source_entity_id, each.target_entity_id))
+        held: set[tuple[TenantId, EntityId]] = set()
+        for tenant_id in sorted(wanted, key=str):
+            for chunk in _chunks(sorted(wanted[tenant_id], key=str)):
+                rows = await connection.fetch(self._sql.held_endpoints, tenant_id, list(chunk))
+                held.update((tenant_id, EntityId(UUID(bytes=row[0].bytes))) for row in rows)
+        for each in relationships:
+            for end in (each.source_entity_id, each.target_entity_id):
+                if (each.tenant_id, end) not in held:
+                    raise MissingEntityError(entity_id=end, tenant_id=each.tenant_id)
+
+    async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
+        """Remove the entity, its keys and every relationship with it at either end.
+
+        Only `tenant_id`'s entity is touched. The entity's row is locked first,
+        so a relationship written to it concurrently either lands before and
+        is removed with it, or finds it gone. `True` if the tenant held it.
+        """
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        client = await self._prepare()
+        async with client.transaction() as connection:
+            await connection.execute(self._sql.lock_tenant, tenant_id)
+            if await connection.fetchval(self._sql.lock_entity, tenant_id, entity_id) is None:
+                return False
+            for statement in self._sql.delete_entity:
+                await connection.execute(statement, tenant_id, entity_id)
+            await connection.execute(self._sql.record_deletions, tenant_id, [entity_id])
+            await connection.execute(self._sql.bump, tenant_id)
+        self._held.pop((tenant_id, entity_id), None)
+        return True
+
+    async def merge_entities(self, canonical: Entity, merged_ids: Sequence[EntityId]) -> None:
+        """Absorb `merged_ids` into `canonical`, in one transaction.
+
+        Stores `canonical`, points every relationship touching a merged entity
+        at it (ids kept), removes the merged entities and their keys, and
+        records where each merged id now resolves. A merged id already
+        resolving to `canonical` is accepted, so the same merge twice changes
+        nothing more.
+
+        Raises:
+            ValueError: `merged_ids` is empty, repeats an id or holds the
+                canonical's; or the canonical id is itself merged away.
+            MissingEntityError: a merged id is neither held nor merged into
+                `canonical`. Nothing is written.
+        """
+        [entity] = check_entities([canonical], argument="canonical")
+        merged = check_merge(entity.id, merged_ids)
+        tenant_id = entity.tenant_id
+        client = await self._prepare()
+        async with client.transaction() as connection:
+            await connection.execute(
+                "SELECT pg_advisory_xact_lock(hashtext($1))", f"merge {tenant_id}"
+            )
+            await connection.execute(self._sql.lock_tenant, tenant_id)
+            ends = {
+                row[0]: row[1]
+                for row in await connection.fetch(
+                    self._sql.resolve, tenant_id, [entity.id, *merged]
+                )
+            }
+            if ends[entity.id] != entity.id:
+                raise ValueError(f"canonical {entity.id} is itself merged into another entity")
+            held = {
+                row[0]
+                for row in await connection.fetch(self._sql.held_endpoints, tenant_id, merged)
+            }
+            for entity_id in merged:
+                if entity_id not in held and ends[entity_id] != entity.id:
+                    raise MissingEntityError(entity_id=entity_id, tenant_id=tenant_id)
+            await self._write_entities(connection, [entity])
+            absorbed = sorted((EntityId(UUID(bytes=each.bytes)) for each in held), key=str)
+            if absorbed:
+                await self._absorb(connection, entity, absorbed)
+                await connection.execute(self._sql.record_deletions, tenant_id, absorbed)
+            await connection.execute(self._sql.bump, tenant_id)
+        for entity_id in merged:
+            self._held.pop((tenant_id, entity_id), None)
+
+    async def _absorb(
+        self, connection: Connection, canonical: Entity, absorbed: list[EntityId]
+    ) -> None:
+        """Repoint the absorbed entities' relationships, drop them, record the merges."""
+        tenant_id = canonical.tenant_id
+        touching = [
+            Relationship.model_validate_json(row[0])
+            for row in await connection.fetch(self._sql.touching, tenant_id, absorbed)
+        ]
+        gone = set(absorbed)
+        rewritten = [
+            each.model_copy(
+                update={
+                    end: canonical.id
+                    for end in ("source_entity_id", "target_entity_id")
+                    if getattr(each, end) in gone
+                }
+            )
+            for each in touching
+        ]
+        if rewritten:
+            await connection.execute(
+                self._sql.upsert_relationships,
+                [each.tenant_id for each in rewritten],
+                [each.id for each in rewritten],
+                [each.source_entity_id for each in rewritten],
+                [each.target_entity_id for each in rewritten],
+                [each.relationship_type for each in rewritten],
+                [each.model_dump_json() for each in rewritten],
+            )
+        for statement in self._sql.drop_absorbed:
+            await connection.execute(statement, tenant_id, absorbed)
+        await connection.execute(self._sql.record_merges, tenant_id, absorbed, canonical.id)
+
+    async def unmerge_entities(self, merged_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        """Forget that `merged_ids` resolve elsewhere; ids not merged are ignored.
+
+        Restores nothing else: the caller writes back the entities and the
+        relationships as they were.
+        """
+        check_tenant_id(tenant_id)
+        ids = list(check_entity_ids(merged_ids, argument="merged_ids"))
+        if ids:
+            client = await self._prepare()
+            async with client.connection() as connection:
+                await connection.execute(self._sql.unmerge, tenant_id, ids)
+
+    async def delete_by_tenant(self, tenant_id: TenantId) -> int:
+        """Remove every entity, key and relationship of the tenant; return the entity count."""
+        check_tenant_id(tenant_id)
+        client = await self._prepare()
+        async with client.transaction() as connection:
+            await connection.execute(self._sql.lock_tenant, tenant_id)
+            for statement in self._sql.delete_tenant:
+                await connection.execute(statement, tenant_id)
+            status = await connection.execute(self._sql.delete_tenant_entities, tenant_id)
+            await connection.execute(self._sql.purge_generation, tenant_id)
+        return int(status.rsplit(" ", 1)[-1])
+
+    # -- reads ----------------------------------------------------------------
+
+    async def count_by_tenant(self) -> dict[TenantId, tuple[int, int]]:
+        """`(entities, relationships)` per tenant that holds any entity, from one snapshot."""
+        client = await self._prepare()
+        async with client.transaction(isolation="repeatable_read", readonly=True) as connection:
+            entities = await connection.fetch(self._sql.count_entities)
+            relationships = {
+                row[0]: row[1] for row in await connection.fetch(self._sql.count_relationships)
+            }
+        return {
+            TenantId(UUID(bytes=tenant.bytes)): (count, relationships.get(tenant, 0))
+            for tenant, count in entities
+        }
+
+    async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
+        """The entity, or `None` when the tenant holds no such id."""
+        check_entity_id(entity_id)
+        found = await self.get_entities([entity_id], tenant_id)
+        return found[0] if found else None
+
+    async def get_entities(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> list[Entity]:
+        """The held entities among `entity_ids`, each once, in unspecified order."""
+        check_entity_ids(entity_ids), check_tenant_id(tenant_id)
+        ids = list(dict.fromkeys(entity_ids))
+        if not ids:
+            return []
+        rows = await self._fetch(self._sql.resolved_entities, tenant_id, ids)
+        return [entity_from_json(row[0]) for row in rows]
+
+    async def resolve(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, EntityId]:
+        """Each requested id's canonical id, following merges of merges; itself if none.
+
+        Every requested id is a key; one statement answers them all.
+        """
+        ids = list(dict.fromkeys(check_entity_ids(entity_ids)))
+        check_tenant_id(tenant_id)
+        if not ids:
+            return {}
+        rows = await self._fetch(self._sql.resolve, tenant_id, ids)
+        ends = {row[0]: EntityId(UUID(bytes=row[1].bytes)) for row in rows}
+        return {EntityId(entity_id): ends[entity_id] for entity_id in ids}
+
+    async def find_entities(
+        self,
+        tenant_id: TenantId,
+        *,
+        name: str | None = None,
+        entity_type: str | None = None,
+        limit: int | None = None,
+    ) -> list[Entity]:
+        """Entities matching the normalized `name` and/or exact `entity_type`, by `str(id)`.
+
+        Raises:
+            ValueError: `limit` is negative.
+        """
+        check_tenant_id(tenant_id), check_optional_limit(limit)
+        check_optional_name(name, argument="name")
+        check_optional_name(entity_type, argument="entity_type")
+        filters = [value for value in (name, entity_type) if value is not None]
+        if name is not None:
+            filters[0] = normalize_name(name)
+        statement = self._sql.find_entities[name is not None, entity_type is not None]
+        rows = await self._fetch(statement, tenant_id, *filters, limit)
+        return [entity_from_json(row[0]) for row in rows]
+
+    async def find_by_blocking_key(self, key: str, tenant_id: TenantId) -> list[Entity]:
+        """Every entity of the tenant carrying `key`, ordered by `str(id)`."""
+        return (await self.find_by_blocking_keys([key], tenant_id))[key]
+
+    async def find_by_blocking_keys(
+        self, keys: Sequence[str], tenant_id: TenantId
+    ) -> dict[str, list[Entity]]:
+        """Entities per requested key, from one indexed query.
+
+        Every requested key is present, `[]` when nothing carries it; an
+        entity carrying several requested keys appears under each, as a
+        separate object. Within a key, entities are ordered by `str(id)`.
+        """
+        requested = list(check_names(keys, argument="keys"))
+        check_tenant_id(tenant_id)
+        result: dict[str, list[Entity]] = {key: [] for key in requested}
+        if not result:
+            return result
+        rows = await self._fetch(self._sql.by_keys, tenant_id, list(result))
+        found = self._held_at(tenant_id, rows)
+        if len(found) < len({row[1] for row in rows}):
+            rows, found = await self._fetch_missing(
+                tenant_id, self._sql.by_keys, (tenant_id, list(result)), tuple
+            )
+        for key, entity_id, _ in rows:
+            result[key].append(copy_entity(found[entity_id]))
+        return result
+
+    def _held_at(self, tenant_id: TenantId, rows: Sequence[Any]) -> dict[EntityId, Entity]:
+        """The held entities of `rows` whose revision is the row's."""
+        found: dict[EntityId, Entity] = {}
+        for _, entity_id, revision in rows:
+            held = self._held.get((tenant_id, entity_id))
+            if held is not None and held[0] == revision:
+                found[entity_id] = held[1]
+        return found
+
+    async def _fetch_missing(
+        self,
+        tenant_id: TenantId,
+        sql: str,
+        arguments: Sequence[object],
+        shape: Callable[[Any], tuple[Any, ...]],
+    ) -> tuple[list[Any], dict[EntityId, Entity]]:
+        """`sql`'s rows again and every entity they name, read from one snapshot.
+
+        `shape` turns a row into `(anything, entity_id, revision)`.
+        """
+        client = await self._prepare()
+        async with client.transaction(isolation="repeatable_read", readonly=True) as connection:
+            rows = list(await connection.fetch(sql, *arguments))
+            found = self._held_at(tenant_id, [shape(row) for row in rows])
+            missing = list({shape(row)[1] for row in rows} - found.keys())
+            fetched = await connection.fetch(self._sql.revisions_by_id, tenant_id, missing)
+        for entity_id, revision, body in fetched:
+            found[entity_id] = entity_from_json(body)
+            self._hold(tenant_id, entity_id, revision, found[entity_id])
+        return rows, found
+
+    def _parsed(self, tenant_id: TenantId, entity_id: EntityId, revision: int, body: str) -> Entity:
+        """The entity `body` holds, parsed unless it is held at `revision` already."""
+        held = self._held.get((tenant_id, entity_id))
+        if held is not None and held[0] == revision:
+            return held[1]
+        entity = entity_from_json(body)
+        self._hold(tenant_id, entity_id, revision, entity)
+        return entity
+
+    def _hold(
+        self, tenant_id: TenantId, entity_id: EntityId, revision: int, entity: Entity
+    ) -> None:
+        """Keep a parsed entity at its revision, forgetting the oldest past `cache_size`."""
+        held = self._held
+        held.pop((tenant_id, entity_id), None)
+        held[tenant_id, entity_id] = (revision, entity)
+        while len(held) > self._cache_size:
+            del held[next(iter(held))]
+
+    async def find_name_candidates(
+        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    ) -> list[Entity]:
+        """The entities sharing the most name units with `query`, best first.
+
+        Counted in process on the tenant's name index, which this store holds
+        and brings up to what the database has committed before each lookup
+        (one round trip when nothing changed), so the count is exactly the
+        in-memory store's. Only candidates not held parsed at their indexed
+        revision are fetched. See `NameCandidateReader.find_name_candidates`
+        for the contract.
+        """
+        check_tenant_id(tenant_id)
+        check_limit(limit)
+        units = query_name_units(query)
+        if not units or limit == 0:
+            return []
+        index = await self._names_of(tenant_id)
+        ids = index.find(units, limit)
+        found: dict[EntityId, Entity] = {}
+        missing: list[EntityId] = []
+        for entity_id in ids:
+            held = self._held.get((tenant_id, entity_id))
+            if held is not None and held[0] == index.revision_of(entity_id):
+                found[entity_id] = held[1]
+            else:
+                missing.append(entity_id)
+        if missing:
+            for row_id, revision, body in await self._fetch(
+                self._sql.revisions_by_id, tenant_id, missing
+            ):
+                entity_id = EntityId(UUID(bytes=row_id.bytes))
+                found[entity_id] = self._parsed(tenant_id, entity_id, revision, body)
+        # An id another writer deleted since the index was brought up is left out.
+        return [copy_entity(found[entity_id]) for entity_id in ids if entity_id in found]
+
+    async def _names_of(self, tenant_id: TenantId) -> NameIndex:
+        """The tenant's name index, brought up to what the database has committed."""
+        rows = await self._fetch(self._sql.generation, tenant_id)
+        generation = int(rows[0][0]) if rows else 0
+        held = self._names.get(tenant_id)
+        if held is not None and held[0] == generation:
+            return held[1]
+        lock = self._refreshing.setdefault(tenant_id, asyncio.Lock())
+        async with lock:
+            held = self._names.get(tenant_id)
+            if held is None or held[0] < generation:
+                held = await self._refresh_names(tenant_id, held)
+        return held[1]
+
+    async def _refresh_names(
+        self, tenant_id: TenantId, held: tuple[int, NameIndex] | None
+    ) -> tuple[int, NameIndex]:
+        """Fetch what changed since `held` (everything, if it is `None` or was purged)."""
+        client = await self._prepare()
+        async with client.transaction(isolation="repeatable_read", readonly=True) as connection:
+            row = await connection.fetchrow(self._sql.generation, tenant_id)
+            generation, reset = (0, 0) if row is None else (int(row[0]), int(row[1]))
+            if held is None or reset > held[0]:
+                held = (0, NameIndex())
+            since, index = held
+            rows = await connection.fetch(self._sql.rows_since, tenant_id, since)
+            deleted = await connection.fetch(self._sql.deletions_since, tenant_id, since)
+        # Nothing awaits from here on, so no lookup sees a half-applied change.
+        for (entity_id,) in deleted:
+            index.remove(EntityId(UUID(bytes=entity_id.bytes)))
+        for row_id, revision, body in rows:
+            entity_id = EntityId(UUID(bytes=row_id.bytes))
+            index.put(self._parsed(tenant_id, entity_id, revision, body), revision)
+        self._names[tenant_id] = (generation, index)
+        return generation, index
+
+    async def get_relationship(
+        self, relationship_id: RelationshipId, tenant_id: TenantId
+    ) -> Relationship | None:
+        """The relationship, or `None`."""
+        check_relationship_id(relationship_id), check_tenant_id(tenant_id)
+        rows = await self._fetch(self._sql.relationship, tenant_id, relationship_id)
+        return Relationship.model_validate_json(rows[0][0]) if rows else None
+
+    async def get_relationships(
+        self,
+        entity_id: EntityId,
+        tenant_id: TenantId,
+        *,
+        relationship_type: str | None = None,
+    ) -> list[Relationship]:
+        """Relationships with the entity at either end, ordered by `str(id)`."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        check_optional_name(relationship_type, argument="relationship_type")
+        rows = await self._fetch(self._sql.relationships, tenant_id, entity_id, relationship_type)
+        return [Relationship.model_validate_json(row[1]) for row in rows]
+
+    async def neighbors(
+        self, entity_id: EntityId, tenant_id: TenantId, *, depth: int = 1
+    ) -> list[Entity]:
+        """Entities within `depth` hops, either direction, excluding the start.
+
+        Ordered by hop count, then `str(id)`; read from one snapshot.
+
+        Raises:
+            ValueError: `depth` is less than 1.
+        """
+        check_entity_id(entity_id), check_tenant_id(tenant_id), check_depth(depth)
+        client = await self._prepare()
+        seen = {entity_id}
+        frontier = [entity_id]
+        layers: list[list[EntityId]] = []
+        async with client.transaction(isolation="repeatable_read", readonly=True) as connection:
+            for _ in range(depth):
+                layer: set[EntityId] = set()
+                for ends in await connection.fetch(self._sql.step, tenant_id, frontier):
+                    layer.update(other for other in ends if other not in seen)
+                if not layer:
+                    break
+                seen |= layer
+                frontier = sorted(layer, key=str)
+                layers.append(frontier)
+            rows = await connection.fetch(
+                self._sql.entities_by_id, tenant_id, list(seen - {entity_id})
+            )
+        by_id = {entity.id: entity for entity in (entity_from_json(row[0]) for row in rows)}
+        return [by_id[other] for layer_ids in layers for other in layer_ids if other in by_id]

@@ -1,0 +1,151 @@
+"""The command line against Postgres: `--db postgresql://...`, in a database of the test's own."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
+from uuid import uuid4
+
+import asyncpg
+import pytest
+
+from redstring import FakeEmbeddingProvider
+from redstring.cli.stores import CommandError, open_database, shown, tenant_id_for
+from redstring.domain.exceptions import EmbeddingModelMismatchError
+from tests.unit.cli.test_commands import PEOPLE, run
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+
+@pytest.fixture
+def database(postgres_dsn: str) -> Iterator[str]:
+    """A URL for a fresh database on the session's server, dropped afterwards."""
+    name = f"cli_{uuid4().hex[:12]}"
+
+    async def execute(statement: str) -> None:
+        connection = await asyncpg.connect(postgres_dsn)
+        try:
+            await connection.execute(statement)
+        finally:
+            await connection.close()
+
+    asyncio.run(execute(f'CREATE DATABASE "{name}"'))
+    yield urlunsplit(urlsplit(postgres_dsn)._replace(path=f"/{name}"))
+    asyncio.run(execute(f'DROP DATABASE "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture
+def people(tmp_path: Path) -> Path:
+    path = tmp_path / "people.csv"
+    path.write_text(PEOPLE, encoding="utf-8")
+    return path
+
+
+def test_import_stats_search_delete_and_consolidate_run_on_postgres(
+    database: str, people: Path
+) -> None:
+    status, out, err = run("import", people, "--db", database, "--embeddings", "hash")
+    assert status == 0, err
+    status, out, err = run("import", people, "--db", database, "--tenant", "acme",
+                           "--embeddings", "hash")  # fmt: skip
+    assert status == 0, err
+    status, out, _ = run("stats", "--db", database, "--json")
+    stats = json.loads(out)
+    assert (stats["entities"], stats["vectors"], stats["models"]) == (4, 4, ["fake/hash-v1"])
+    assert sorted((row["tenant"], row["entities"]) for row in stats["tenants"]) == [
+        (str(tenant_id_for("acme")), 2),
+        ("default", 2),
+    ]
+    status, out, _ = run("search", "Ada Lovelace", "--db", database, "--json")
+    assert status == 0
+    assert json.loads(out)["matches"][0]["name"] == "Ada Lovelace"
+    status, out, err = run("consolidate", "--db", database, "--dry-run")
+    assert status == 0, err
+    status, out, err = run("delete", "Alan Turing", "--db", database)
+    assert (status, out.strip()) == (0, f"deleted 1 entity from {shown(database)}"), err
+    status, out, _ = run("stats", "--db", database, "--json")
+    assert json.loads(out)["entities"] == 3
+    status, _, err = run("migrate", "--db", database)
+    assert status == 0, err
+
+
+def test_a_read_of_an_empty_database_is_refused_and_creates_nothing(database: str) -> None:
+    status, _, err = run("stats", "--db", database)
+    assert status == 1
+    assert "is not a redstring database" in err
+    assert "holds no redstring graph" in err
+
+    async def schemas() -> int:
+        connection = await asyncpg.connect(database)
+        try:
+            return int(
+                await connection.fetchval(
+                    "SELECT count(*) FROM pg_namespace WHERE nspname = 'redstring'"
+                )
+            )
+        finally:
+            await connection.close()
+
+    assert asyncio.run(schemas()) == 0
+
+
+def test_importing_with_another_embedding_choice_is_refused(database: str, people: Path) -> None:
+    assert run("import", people, "--db", database, "--embeddings", "none")[0] == 0
+    status, _, err = run("import", people, "--db", database, "--embeddings", "hash")
+    assert status == 1
+    assert "entities without vectors" in err
+
+
+def test_an_unreachable_server_is_one_line_without_the_password() -> None:
+    location = "postgresql://app:secret@127.0.0.1:1/app"
+    status, _, err = run("stats", "--db", location)
+    assert status == 1
+    assert "secret" not in err
+    assert "postgresql://app:***@127.0.0.1:1/app" in err
+
+
+async def test_of_two_imports_racing_with_different_models_one_claims_the_schema(
+    database: str,
+) -> None:
+    first = FakeEmbeddingProvider(dimension=384)
+    second = FakeEmbeddingProvider(model="fake/other", dimension=384)
+    outcomes = await asyncio.gather(
+        open_database(database, read_only=False, embeddings=first),
+        open_database(database, read_only=False, embeddings=second),
+        return_exceptions=True,
+    )
+    won = [each for each in outcomes if not isinstance(each, BaseException)]
+    lost = [each for each in outcomes if isinstance(each, BaseException)]
+    assert len(won) == 1
+    assert [type(each) for each in lost] == [EmbeddingModelMismatchError]
+    await won[0].close()
+
+
+@pytest.mark.parametrize(
+    ("location", "expected"),
+    [
+        ("postgresql://app@db/app", "postgresql://app@db/app"),
+        ("postgres://app:pw@db", "postgres://app:***@db"),
+        (
+            "postgresql://app:pw@db/app?sslmode=require",
+            "postgresql://app:***@db/app?sslmode=require",
+        ),
+        ("postgresql:///app?host=/run/postgresql", "postgresql:///app?host=/run/postgresql"),
+        ("graph.db", "graph.db"),
+    ],
+)
+def test_a_location_is_shown_without_its_password(location: str, expected: str) -> None:
+    assert shown(location) == expected
+
+
+def test_without_the_postgres_extra_a_postgres_url_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "redstring.graph.adapters.postgres", None)
+    with pytest.raises(CommandError, match="a postgresql:// --db needs it"):
+        asyncio.run(open_database("postgresql://app@db/app", read_only=True))
