@@ -282,11 +282,28 @@ class TenantRows[K, M]:
                 from redstring.vector.adapters.hnsw import HnswIndex
             except ImportError:
                 return None
-            size = len(self)
-            index = HnswIndex(self.matrix.shape[1], capacity=size + size // 4)
-            index.put(np.arange(size, dtype=np.intp), self.matrix[:size])
-            self._ann = index
+            self._ann = HnswIndex.build(self.matrix[: len(self)])
         return self._ann
+
+    @property
+    def ann(self) -> HnswIndex | None:
+        """The approximate index if one has been built or adopted, without building one."""
+        return self._ann
+
+    def adopt_ann(self, index: HnswIndex) -> None:
+        """Use `index`, whose label `n` must be row `n` of these rows, instead of building one."""
+        self._ann = index
+
+    def reorder(self, order: NDArray[np.intp]) -> None:
+        """Put row `order[n]` at position `n`; `order` must be a permutation of the rows."""
+        size = len(self)
+        self.matrix = self.matrix[order]
+        self.norms = self.norms[:size][order]
+        self.type_codes = self.type_codes[:size][order]
+        self.keys = [self.keys[row] for row in order]
+        self.metadata = [self.metadata[row] for row in order]
+        self._rows = None
+        self._ann = None
 
     def search(
         self,

@@ -18,6 +18,15 @@ tenant first. Before using a cached tenant the store asks `PRAGMA
 data_version` whether another connection has committed since, and if one
 has, drops each cached tenant whose generation moved. A write to another table
 of a shared file drops nothing.
+
+A tenant searched through an approximate index (past `ann_threshold`) keeps
+that index next to the file, in the directory `<path>-ann`, as the files
+`redstring.vector.adapters.hnsw.save_index` writes, tagged with the file's
+id (`vector_meta`'s `file_id`), the tenant and its generation. Loading the
+tenant adopts the saved index when the tag, the tenant's keys and a sample
+of its vectors all match, and builds a new one otherwise; a new index is
+saved once built, and an index this store's writes have changed is saved
+again on close (ADR 0039).
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import json
 import os
 import sqlite3
 import urllib.parse
+import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 from uuid import UUID
@@ -55,7 +65,7 @@ from redstring.storage.adapters.sqlite import (
     read_transaction,
     write_transaction,
 )
-from redstring.vector.cache import DEFAULT_CACHED_TENANTS, TenantCache
+from redstring.vector.cache import DEFAULT_CACHED_TENANTS, CachedTenant, TenantCache
 from redstring.vector.exact import (
     check_batch,
     check_dimension,
@@ -214,6 +224,9 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
         )
         # Touched only on the worker thread.
         self._data_version: int | None = None
+        self._file_id: str | None = None
+        # The generation each tenant's index was last saved or adopted at.
+        self._saved: dict[str, int] = {}
 
     @property
     def dimension(self) -> int:
@@ -261,9 +274,13 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
         return f"{type(self).__name__}({self._path!r})"
 
     async def _release(self) -> None:
-        """Close the connection and stop the worker thread."""
-        await self._worker.close()
-        self._cache.clear()
+        """Save the indexes this store's writes changed, close the connection, stop the worker."""
+        try:
+            if self._saved:
+                await self._run(self._save_changed)
+        finally:
+            await self._worker.close()
+            self._cache.clear()
 
     async def _run[T](self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run `work` on the worker thread with the open connection."""
@@ -294,9 +311,11 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
             if not meta:
                 for statement in _SCHEMA:
                     connection.execute(statement)
+                self._file_id = uuid.uuid4().hex
                 settings: list[tuple[str, object]] = [
                     ("schema_version", SCHEMA_VERSION),
                     ("dimension", self._dimension),
+                    ("file_id", self._file_id),
                 ]
                 if self._model is not None:
                     settings.append(("model", self._model))
@@ -315,6 +334,18 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
             )
         if dimension != self._dimension:
             raise DimensionMismatchError(expected=dimension, actual=self._dimension)
+        file_id = meta.get("file_id")
+        if file_id is None and not self._read_only:
+            # A file from before saved indexes: give it an id once.
+            with _transaction(connection, "IMMEDIATE"):
+                connection.execute(
+                    "INSERT OR IGNORE INTO vector_meta (key, value) VALUES ('file_id', ?)",
+                    (uuid.uuid4().hex,),
+                )
+                (file_id,) = connection.execute(
+                    "SELECT value FROM vector_meta WHERE key = 'file_id'"
+                ).fetchone()
+        self._file_id = file_id if isinstance(file_id, str) else None
         if self._model is not None:
             recorded = meta.get("model")
             if recorded is None and not self._read_only:
@@ -372,7 +403,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
                 self._cache.put(tenant, entry.generation + 1, entry.rows)
         return changed
 
-    def _rows(self, connection: sqlite3.Connection, tenant: str) -> _Rows:
+    def _rows(self, connection: sqlite3.Connection, tenant: str) -> CachedTenant[str, str]:
         """The tenant's cached rows, reloaded if another connection has changed them."""
         (version,) = connection.execute("PRAGMA data_version").fetchone()
         if version != self._data_version:
@@ -384,8 +415,9 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
         cached = self._cache.get(tenant)
         if cached is None:
             generation, rows = self._load(connection, tenant)
+            self._adopt_saved(tenant, generation, rows)
             cached = self._cache.put(tenant, generation, rows)
-        return cached.rows
+        return cached
 
     @staticmethod
     def _generation(connection: sqlite3.Connection, tenant: str) -> int:
@@ -422,6 +454,73 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
         return generation, TenantRows.loaded(
             texts, matrix, entity_types, metadata, ann_threshold=self._ann_threshold
         )
+
+    # -- the saved approximate index -----------------------------------------------
+
+    def _ann_directory(self) -> str | None:
+        """Where this file's indexes are saved; `None` for a database not in a file."""
+        if self._path in ("", ":memory:") or self._file_id is None:
+            return None
+        return self._path + "-ann"
+
+    def _tag(self, tenant: str, generation: int) -> dict[str, object]:
+        return {"file_id": self._file_id, "tenant": tenant, "generation": generation}
+
+    def _adopt_saved(self, tenant: str, generation: int, rows: _Rows) -> None:
+        """Give `rows` the index saved for this generation of the tenant, if it is sound."""
+        directory = self._ann_directory()
+        threshold = rows.ann_threshold
+        if directory is None or threshold is None or len(rows) < threshold:
+            return
+        try:
+            from redstring.vector.adapters.hnsw import load_index
+        except ImportError:
+            return
+        found = load_index(
+            directory, tenant, tag=self._tag(tenant, generation), dimension=self._dimension
+        )
+        if found is None:
+            return
+        index, keys = found
+        if keys != rows.keys:
+            # Saved after this store's own deletes moved rows: the same keys, another order.
+            position = {key: row for row, key in enumerate(rows.keys)}
+            if len(keys) != len(rows) or len(set(keys)) != len(keys):
+                return
+            order = np.fromiter((position.get(key, -1) for key in keys), np.intp, len(keys))
+            if (order < 0).any():
+                return
+            rows.reorder(order)
+        if index.matches(rows.matrix[: len(rows)]):
+            rows.adopt_ann(index)
+            self._saved[tenant] = generation
+
+    def _save(self, tenant: str, generation: int, rows: _Rows) -> None:
+        """Save the tenant's index, tagged `generation`; a failure to write only loses the copy."""
+        directory = self._ann_directory()
+        if directory is None or self._read_only or rows.ann is None:
+            return
+        from redstring.vector.adapters.hnsw import save_index
+
+        try:
+            save_index(
+                rows.ann, directory, tenant, tag=self._tag(tenant, generation), keys=rows.keys
+            )
+        except (OSError, RuntimeError):
+            return
+        self._saved[tenant] = generation
+
+    def _save_changed(self, connection: sqlite3.Connection) -> None:
+        """Save each cached index this store's writes moved past its saved generation."""
+        for tenant in self._cache.tenants():
+            entry = self._cache.peek(tenant)
+            if (
+                entry is not None
+                and entry.rows.ann is not None
+                and self._saved.get(tenant, entry.generation) != entry.generation
+                and self._generation(connection, tenant) == entry.generation
+            ):
+                self._save(tenant, entry.generation, entry.rows)
 
     def _check_blob(self, blob: bytes) -> bytes:
         """`blob`, if it holds one vector of this store's dimension."""
@@ -606,8 +705,9 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
 
         # On the worker thread, like the writes that change the cached rows.
         def work(connection: sqlite3.Connection) -> list[VectorMatch]:
-            rows = self._rows(connection, tenant)
-            return rows.search(
+            entry = self._rows(connection, tenant)
+            rows, index = entry.rows, entry.rows.ann
+            found = rows.search(
                 _EntityIds(rows.keys),
                 lambda row: json.loads(rows.metadata[row]),
                 query,
@@ -615,5 +715,8 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
                 allowed_types=rows.allowed_types(entity_types),
                 min_score=min_score,
             )
+            if rows.ann is not None and rows.ann is not index:
+                self._save(tenant, entry.generation, rows)
+            return found
 
         return await self._run(work)
