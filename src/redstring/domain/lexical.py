@@ -84,13 +84,16 @@ def _similarity(query: _Forms, name: _Forms) -> float:
 
 def _pair_similarity(query: tuple[str, str], name: tuple[str, str]) -> float:
     """The mean of the best Jaro-Winkler and the best normalized Levenshtein (ADR 0015)."""
-    if query[0] == name[0] or query[1] == name[1]:
+    folded, name_folded = query[0], name[0]
+    if folded == name_folded or query[1] == name[1]:
         return 1.0
-    winkler = jaro_winkler_similarity(query[0], name[0])
-    edits = _levenshtein_similarity(query[0], name[0])
-    if query[1] != query[0] or name[1] != name[0]:
+    longest = max(len(folded), len(name_folded))
+    winkler = jaro_winkler_similarity(folded, name_folded)
+    edits = 1.0 - levenshtein_distance(folded, name_folded) / longest
+    if query[1] != folded or name[1] != name_folded:
+        # Sorting keeps every character, so the longer length is the same.
         winkler = max(winkler, jaro_winkler_similarity(query[1], name[1]))
-        edits = max(edits, _levenshtein_similarity(query[1], name[1]))
+        edits = max(edits, 1.0 - levenshtein_distance(query[1], name[1]) / longest)
     return float(winkler + edits) / 2
 
 
@@ -125,10 +128,27 @@ def _word_match(query: _Forms, name: _Forms) -> float:
 
 def _pair_word_match(query: str, name: str) -> float:
     """The mean over the query's words of each one's best match among the name's words."""
-    wanted, words = query.split(), name.split()
+    wanted, words = _words(query), _words(name)
     if not wanted or not words:
         return 0.0
-    return sum(max(_word_similarity(each, word) for word in words) for each in wanted) / len(wanted)
+    # Loops rather than nested generators: this runs for every candidate.
+    total = 0.0
+    for each in wanted:
+        best = 0.0
+        for word in words:
+            similarity = _word_similarity(each, word)
+            if similarity > best:
+                best = similarity
+                if best == 1.0:
+                    break
+        total += best
+    return total / len(wanted)
+
+
+@lru_cache(maxsize=1 << 16)
+def _words(text: str) -> tuple[str, ...]:
+    """The words of a folded text, kept: a query's are split once, not per candidate."""
+    return tuple(text.split())
 
 
 def word_match_similarity(query: str, name: str) -> float:
