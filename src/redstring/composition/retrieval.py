@@ -185,7 +185,7 @@ class Retriever:
                 -_evidence(
                     semantic.get(item[0]), lexical[item[0]][1] if item[0] in lexical else None
                 ),
-                str(item[0]),
+                item[0].int,  # the order of `str(id)`: fixed-width lowercase hex
             ),
         )[:k]
         entities = {entity_id: entity for entity_id, (entity, _) in lexical.items()}
@@ -307,7 +307,7 @@ class Retriever:
             key=lambda item: (
                 -item[1][1],
                 -unit_overlap(query, item[1][0]) if counts[item[1][1]] > 1 else 0.0,
-                str(item[0]),
+                item[0].int,
             ),
         )
         return dict(ranked[:k])
