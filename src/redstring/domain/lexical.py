@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from jellyfish import jaro_winkler_similarity, levenshtein_distance
 
 from redstring.domain.names import MAX_NAME_CHARS, entity_names
-from redstring.domain.normalization import fold_name, latin_name
+from redstring.domain.normalization import fold_name, latin_name, normalize_name
 
 if TYPE_CHECKING:
     from redstring.domain.entity import Entity
@@ -185,8 +185,18 @@ def lexical_score(query: str, entity: Entity) -> float:
     wanted = _forms(query)
     best = 0.0
     scored: set[str] = set()
-    for name in entity_names(entity):
-        forms = _forms(name)
+    name, normalized = entity.name, entity.normalized_name
+    # An ASCII name's `normalize_name` folds to the name's own form (folding
+    # starts with normalizing), so such a `normalized_name` is not folded
+    # again. Outside ASCII casefolding can change the romanization ("µ"
+    # casefolds to the Greek "μ"), so both are compared.
+    same = normalized == name or (
+        len(name) <= MAX_NAME_CHARS and name.isascii() and normalized == normalize_name(name)
+    )
+    for index, each in enumerate(entity_names(entity)):
+        if index == 1 and same:  # `entity_names` yields the normalized name second
+            continue
+        forms = _forms(each)
         if forms[0] not in scored:
             scored.add(forms[0])
             best = max(best, _similarity(wanted, forms))

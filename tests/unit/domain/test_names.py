@@ -201,3 +201,17 @@ def test_unit_overlap_is_one_for_the_same_name_and_zero_without_units() -> None:
     assert unit_overlap("Lovelace", make_entity(name="Ada Lovelace")) > unit_overlap(
         "Lovelace", make_entity(name="Augusta Ada Lovelace")
     )
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
+@example("Ada  LOVELACE\t")
+@example("O'Brien, J.")
+def test_an_ascii_names_normalization_folds_and_romanizes_as_the_name_does(name: str) -> None:
+    """Why `lexical_score` need not fold such a `normalized_name` again."""
+    assert fold_name(normalize_name(name)) == fold_name(name)
+    assert latin_name(normalize_name(name)) == latin_name(name)
+
+
+def test_outside_ascii_normalizing_can_change_the_romanization() -> None:
+    """Why `lexical_score` folds a non-ASCII name's normalized form too."""
+    assert latin_name(normalize_name("µ")) != latin_name("µ")
