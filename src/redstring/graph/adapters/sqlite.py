@@ -29,7 +29,7 @@ relationships itself, and endpoints are checked explicitly so that
 
 Every read builds new models from rows, so copy-on-read needs no copying.
 Entities are parsed without re-running `Entity`'s Python validators (see
-`_entity_from_json`), which keeps a blocking-key read within twice the cost
+`entity_from_json`), which keeps a blocking-key read within twice the cost
 of the in-memory store's; relationships, read less often, are validated.
 """
 
@@ -38,14 +38,11 @@ from __future__ import annotations
 import os  # noqa: TC003 - the public surface test resolves the signature at runtime
 import sqlite3
 from collections import defaultdict
-from copy import copy
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from uuid import UUID
 
 import numpy as np
-from pydantic import ConfigDict, create_model
 
-from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError, StoreError
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.merging import check_merge, repoint
@@ -71,6 +68,7 @@ from redstring.domain.validation import (
     check_relationships,
     check_tenant_id,
 )
+from redstring.graph.stored import entity_from_json
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
 from redstring.storage.adapters.sqlite import SqliteWorker
@@ -80,6 +78,7 @@ from redstring.storage.adapters.sqlite import write_transaction as _write_transa
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
+    from redstring.domain.entity import Entity
     from redstring.domain.ids import RelationshipId
 
 #: The schema this module reads and writes, recorded in `graph_meta`.
@@ -88,7 +87,6 @@ SCHEMA_VERSION: Final = 3
 MAX_POSTING_SEGMENTS: Final = 8
 #: A term's largest blob is rewritten once the others hold an eighth of its size.
 _MERGE_FRACTION: Final = 8
-_set_attribute: Final = object.__setattr__
 #: How an entity row is packed in a posting blob.
 _ROW: Final = np.dtype("<i8")
 #: Postings are counted in an array spanning their rows while that span is
@@ -179,35 +177,6 @@ _UPSERT_RELATIONSHIP: Final = """
 """
 
 
-#: `Entity`'s fields, with their types, constraints and defaults, but none of
-#: its Python validators. See `_entity_from_json`.
-_STORED_FIELDS: Final[dict[str, Any]] = {
-    name: (field.annotation, copy(field)) for name, field in Entity.model_fields.items()
-}
-_StoredEntity = create_model(
-    "_StoredEntity", __config__=ConfigDict(extra="forbid"), **_STORED_FIELDS
-)
-
-
-def _entity_from_json(body: str) -> Entity:
-    """The `Entity` that this store serialized as `body`.
-
-    Every row was written from a validated `Entity`, so the model's own checks
-    (storable text, names not blank) hold already, and running its Python
-    validators again would be about three quarters of the cost of a read. So
-    the JSON is parsed against the same fields, types and constraints without
-    them, and the entity is assembled from those values the way
-    `model_construct` assembles one.
-    """
-    stored = _StoredEntity.model_validate_json(body)
-    entity = Entity.__new__(Entity)
-    _set_attribute(entity, "__dict__", stored.__dict__)
-    _set_attribute(entity, "__pydantic_fields_set__", stored.__pydantic_fields_set__)
-    _set_attribute(entity, "__pydantic_extra__", None)
-    _set_attribute(entity, "__pydantic_private__", None)
-    return entity
-
-
 def _placeholders(count: int) -> str:
     return ", ".join("?" * count)
 
@@ -293,7 +262,7 @@ def _migrate_to_postings(connection: sqlite3.Connection) -> None:
     while batch := cursor.fetchmany(50_000):
         changes: defaultdict[str, _Changes] = defaultdict(_Changes)
         for tenant, row, body in batch:
-            changes[tenant].add(row, _entity_from_json(body))
+            changes[tenant].add(row, entity_from_json(body))
         for tenant, change in changes.items():
             change.apply(connection, tenant)
     connection.execute(
@@ -346,7 +315,7 @@ def _put_tenant_entities(
     changes = _Changes()
     for entity_id, row, body in _select_by_ids(connection, "id, row, body", tenant, ids):
         held[entity_id] = row
-        changes.remove(row, _entity_from_json(body))
+        changes.remove(row, entity_from_json(body))
     inserted: list[tuple[int, str, str, str, str, str]] = []
     updated: list[tuple[str, str, str, int]] = []
     for entity_id in ids:
@@ -584,7 +553,7 @@ def _merge(connection: sqlite3.Connection, canonical: Entity, merged: Sequence[E
                 f"WHERE tenant_id = ? AND id IN ({_placeholders(len(chunk))}) RETURNING row, body",
                 (tenant, *chunk),
             ).fetchall():
-                changes.remove(row, _entity_from_json(body))
+                changes.remove(row, entity_from_json(body))
         changes.apply(connection, tenant)
         connection.executemany(
             "INSERT INTO graph_merges (tenant_id, merged_id, canonical_id) VALUES (?, ?, ?) "
@@ -675,7 +644,7 @@ def _delete_entity(
         if found is None:
             return False
         changes = _Changes()
-        changes.remove(found[0], _entity_from_json(found[1]))
+        changes.remove(found[0], entity_from_json(found[1]))
         changes.apply(connection, tenant)
         connection.execute(
             "DELETE FROM graph_relationships WHERE tenant_id = ?"
@@ -691,7 +660,7 @@ def _read_entities(
     """The held entities among `entity_ids` (merges followed, distinct), in no particular order."""
     canonical = set(_resolve(connection, str(tenant_id), list(entity_ids)).values())
     return [
-        _entity_from_json(body)
+        entity_from_json(body)
         for (body,) in _select_by_ids(connection, "body", str(tenant_id), canonical)
     ]
 
@@ -699,7 +668,7 @@ def _read_entities(
 def _read_entity_list(
     connection: sqlite3.Connection, sql: str, parameters: Sequence[object]
 ) -> list[Entity]:
-    return [_entity_from_json(body) for (body,) in connection.execute(sql, parameters)]
+    return [entity_from_json(body) for (body,) in connection.execute(sql, parameters)]
 
 
 def _read_by_keys(
@@ -727,7 +696,7 @@ def _read_by_keys(
     result: dict[str, list[Entity]] = {key: [] for key in keys}
     for key, rows in rows_of.items():
         ordered = sorted((found[row] for row in rows if row in found), key=lambda held: held[0])
-        result[key] = [_entity_from_json(body) for _, body in ordered]
+        result[key] = [entity_from_json(body) for _, body in ordered]
     return result
 
 
@@ -760,7 +729,7 @@ def _read_name_candidates(
             _select_rows(connection, "row, id, body", tenant, list(count_of)),
             key=lambda row: (-count_of[row[0]], row[1]),
         )
-    return [_entity_from_json(body) for _, _, body in ranked[:limit]]
+    return [entity_from_json(body) for _, _, body in ranked[:limit]]
 
 
 def _count_rows(
