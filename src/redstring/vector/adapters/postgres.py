@@ -49,16 +49,15 @@ from redstring.storage.adapters.postgres import (
     PostgresClient,
     asyncpg,
 )
+from redstring.vector.cache import CachedTenant
 from redstring.vector.exact import (
-    NO_TYPE,
     check_batch,
     check_dimension,
     check_query,
     check_rows,
     entity_type_of,
-    row_norms,
-    search_exactly,
 )
+from redstring.vector.rows import TenantRows
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator, Sequence
@@ -75,7 +74,6 @@ _COMPONENT: Final = "vector"
 _FLOAT32_EPSILON: Final = float(np.finfo(np.float32).eps)
 #: pgvector's ceiling on `hnsw.ef_search`; a larger `k` is reached by its iterative scan.
 _MAX_EF_SEARCH: Final = 1_000
-_INITIAL_CAPACITY: Final = 64
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _COPY_HEADER: Final = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
 _COPY_TRAILER: Final = struct.pack(">h", -1)
@@ -119,89 +117,8 @@ class HnswIndex:
             )
 
 
-class _Tenant:
-    """One tenant's rows as of `generation`, held as a growable float32 matrix."""
-
-    __slots__ = (
-        "generation",
-        "ids",
-        "matrix",
-        "metadata",
-        "norms",
-        "rows",
-        "type_codes",
-        "types",
-    )
-
-    def __init__(self, dimension: int, generation: int) -> None:
-        self.generation = generation
-        self.matrix = np.empty((_INITIAL_CAPACITY, dimension), dtype=np.float32)
-        self.norms = np.empty(_INITIAL_CAPACITY, dtype=np.float32)
-        self.type_codes = np.empty(_INITIAL_CAPACITY, dtype=np.int32)
-        self.ids: list[EntityId] = []
-        self.metadata: list[str] = []
-        self.rows: dict[EntityId, int] = {}
-        self.types: dict[str, int] = {}
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def _grow(self, needed: int) -> None:
-        capacity = len(self.matrix)
-        if needed <= capacity:
-            return
-        capacity = max(needed, capacity + capacity // 2)
-        keep = len(self)
-        matrix = np.empty((capacity, self.matrix.shape[1]), dtype=np.float32)
-        matrix[:keep] = self.matrix[:keep]
-        norms = np.empty(capacity, dtype=np.float32)
-        norms[:keep] = self.norms[:keep]
-        type_codes = np.empty(capacity, dtype=np.int32)
-        type_codes[:keep] = self.type_codes[:keep]
-        self.matrix, self.norms, self.type_codes = matrix, norms, type_codes
-
-    def put_many(
-        self,
-        entity_ids: Sequence[EntityId],
-        vectors: NDArray[np.float32],
-        entity_types: Sequence[str | None],
-        metadata: Sequence[str],
-    ) -> None:
-        """Write rows for distinct `entity_ids`, replacing those they already have."""
-        rows = np.empty(len(entity_ids), dtype=np.intp)
-        added = [entity_id for entity_id in entity_ids if entity_id not in self.rows]
-        self._grow(len(self) + len(added))
-        for index, (entity_id, entry) in enumerate(zip(entity_ids, metadata, strict=True)):
-            row = self.rows.get(entity_id)
-            if row is None:
-                row = self.rows[entity_id] = len(self.ids)
-                self.ids.append(entity_id)
-                self.metadata.append(entry)
-            else:
-                self.metadata[row] = entry
-            rows[index] = row
-        self.matrix[rows] = vectors
-        self.norms[rows] = row_norms(vectors)
-        self.type_codes[rows] = [
-            NO_TYPE if name is None else self.types.setdefault(name, len(self.types))
-            for name in entity_types
-        ]
-
-    def remove(self, entity_id: EntityId) -> None:
-        row = self.rows.pop(entity_id, None)
-        if row is None:
-            return
-        last = len(self) - 1
-        if row != last:
-            moved = self.ids[last]
-            self.matrix[row] = self.matrix[last]
-            self.norms[row] = self.norms[last]
-            self.type_codes[row] = self.type_codes[last]
-            self.ids[row] = moved
-            self.metadata[row] = self.metadata[last]
-            self.rows[moved] = row
-        self.ids.pop()
-        self.metadata.pop()
+#: A tenant's rows as held here, tagged with the generation they reflect.
+type _Held = CachedTenant[EntityId, str]
 
 
 def _dumps(metadata: dict[str, Any], index: int) -> str:
@@ -443,7 +360,7 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
         )
         self._sql: _Sql | None = None
         self._ready = asyncio.Lock()
-        self._tenants: dict[TenantId, _Tenant] = {}
+        self._tenants: dict[TenantId, _Held] = {}
         self._refreshing: dict[TenantId, asyncio.Lock] = {}
 
     def __repr__(self) -> str:
@@ -686,20 +603,13 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
             return []
         if self._index is not None:
             return await self._search_index(query, tenant_id, k, entity_types, min_score)
-        tenant = await self._current(tenant_id)
-        allowed_types = None
-        if entity_types is not None:
-            allowed_types = [tenant.types[name] for name in entity_types if name in tenant.types]
-        size = len(tenant)
-        return search_exactly(
-            tenant.matrix[:size],
-            tenant.norms[:size],
-            tenant.type_codes[:size],
-            tenant.ids,
+        tenant = (await self._current(tenant_id)).rows
+        return tenant.search(
+            tenant.keys,
             lambda row: json.loads(tenant.metadata[row]),
             query,
             k=k,
-            allowed_types=allowed_types,
+            allowed_types=tenant.allowed_types(entity_types),
             min_score=min_score,
         )
 
@@ -734,19 +644,15 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
                 rows = await connection.fetch(statement, *arguments)
         # The index's distances are float32 and, scanned iteratively, only
         # roughly ordered: rescore the candidates exactly.
-        found = _Tenant(self._dimension, 0)
+        found: TenantRows[EntityId, str] = TenantRows(self._dimension)
         found.put_many(
             [EntityId(UUID(bytes=row[0].bytes)) for row in rows],
             self._vectors([row[3] for row in rows]),
             [row[1] for row in rows],
             [row[2] for row in rows],
         )
-        size = len(found)
-        return search_exactly(
-            found.matrix[:size],
-            found.norms[:size],
-            found.type_codes[:size],
-            found.ids,
+        return found.search(
+            found.keys,
             lambda row: json.loads(found.metadata[row]),
             query,
             k=k,
@@ -764,7 +670,7 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
         joined = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), width)
         return joined[:, 4:].copy().view(">f4").astype(np.float32)
 
-    async def _current(self, tenant_id: TenantId) -> _Tenant:
+    async def _current(self, tenant_id: TenantId) -> _Held:
         """The tenant as held here, brought up to what the database has committed."""
         client, sql = await self._prepare()
         async with client.connection() as connection:
@@ -781,22 +687,22 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
         return held
 
     async def _refresh(
-        self, client: PostgresClient, sql: _Sql, tenant_id: TenantId, held: _Tenant | None
-    ) -> _Tenant:
+        self, client: PostgresClient, sql: _Sql, tenant_id: TenantId, held: _Held | None
+    ) -> _Held:
         """Fetch what changed since `held` (everything, if it is `None` or was purged)."""
         async with client.transaction(isolation="repeatable_read", readonly=True) as connection:
             row = await connection.fetchrow(sql.generation, tenant_id)
             generation, reset = (0, 0) if row is None else (int(row[0]), int(row[1]))
             if held is None or reset > held.generation:
-                held = _Tenant(self._dimension, 0)
+                held = CachedTenant(0, TenantRows(self._dimension))
             since = held.generation
             rows = await connection.fetch(sql.rows_since, tenant_id, since)
             deleted = await connection.fetch(sql.deletions_since, tenant_id, since) if since else []
         # Nothing awaits from here on, so no search sees a half-applied change.
         for (entity_id,) in deleted:
-            held.remove(EntityId(UUID(bytes=entity_id.bytes)))
+            held.rows.remove(EntityId(UUID(bytes=entity_id.bytes)))
         if rows:
-            held.put_many(
+            held.rows.put_many(
                 [EntityId(UUID(bytes=row[0].bytes)) for row in rows],
                 self._vectors([row[3] for row in rows]),
                 [row[1] for row in rows],

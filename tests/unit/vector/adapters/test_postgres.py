@@ -168,7 +168,7 @@ async def test_a_held_tenant_fetches_only_what_changed(postgres: PostgresSchemas
     [best] = await store.search([1.0, 0, 0, 0], TENANT, k=1)
     assert best.entity_id == entity_id(51)
     assert store._tenants[TENANT] is held
-    assert len(held) == 51
+    assert len(held.rows) == 51
 
 
 # -- HNSW --------------------------------------------------------------------------
