@@ -301,7 +301,7 @@ class Retriever:
         if len(ordered) > k:
             cut = ordered[k - 1][1][1]
             ordered = [item for item in ordered if item[1][1] >= cut]
-        counts = Counter(score for _, score in (pair for _, pair in ordered))
+        counts = Counter(score for _, (_, score) in ordered)
         ranked = sorted(
             ordered,
             key=lambda item: (

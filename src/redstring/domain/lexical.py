@@ -184,7 +184,9 @@ def lexical_score(query: str, entity: Entity) -> float:
     """
     wanted = _forms(query)
     best = 0.0
-    scored: set[str] = set()
+    # Each distinct pair of folded and Latin forms is scored once: two names
+    # may fold alike and romanize apart ("µ" and "μ").
+    scored: set[tuple[str, tuple[str, str] | None]] = set()
     name, normalized = entity.name, entity.normalized_name
     # An ASCII name's `normalize_name` folds to the name's own form (folding
     # starts with normalizing), so such a `normalized_name` is not folded
@@ -197,8 +199,8 @@ def lexical_score(query: str, entity: Entity) -> float:
         if index == 1 and same:  # `entity_names` yields the normalized name second
             continue
         forms = _forms(each)
-        if forms[0] not in scored:
-            scored.add(forms[0])
+        if (forms[0], forms[2]) not in scored:
+            scored.add((forms[0], forms[2]))
             best = max(best, _similarity(wanted, forms))
             if best < WORD_MATCH_WEIGHT:  # else the word match cannot raise it
                 best = max(best, WORD_MATCH_WEIGHT * _word_match(wanted, forms))

@@ -215,3 +215,5 @@ def test_an_ascii_names_normalization_folds_and_romanizes_as_the_name_does(name:
 def test_outside_ascii_normalizing_can_change_the_romanization() -> None:
     """Why `lexical_score` folds a non-ASCII name's normalized form too."""
     assert latin_name(normalize_name("µ")) != latin_name("µ")
+    # The micro sign's normalized name is the Greek mu, romanized "m".
+    assert lexical_score("m", make_entity(name="µ")) == 1.0
