@@ -55,8 +55,15 @@ def reciprocal_rank_fusion(
     therefore a total order, so truncating to `k` through a tie cannot depend
     on dict ordering or on which channel ran first.
     """
+    live = [ranking for ranking in rankings if len(ranking)]
+    if len(live) == 1 and len(set(live[0])) == len(live[0]):
+        # One ranking without repeats: its scores fall with position, so it is
+        # already in the fused order, and no tie can need the id.
+        return [
+            (entity_id, 1.0 / (RRF_K + position + 1)) for position, entity_id in enumerate(live[0])
+        ]
     scores: defaultdict[EntityId, float] = defaultdict(float)
-    for ranking in rankings:
+    for ranking in live:
         seen: set[EntityId] = set()
         for position, entity_id in enumerate(ranking):
             if entity_id in seen:

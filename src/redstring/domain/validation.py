@@ -73,7 +73,8 @@ def check_entity_ids(value: object, *, argument: str = "entity_ids") -> Sequence
     """`value`, once it is a sequence of `uuid.UUID`s; the message names the first bad index."""
     items = check_sequence(value, argument=argument)
     for index, item in enumerate(items):
-        check_entity_id(item, argument=f"{argument}[{index}]")
+        if not isinstance(item, UUID):  # the message is formatted only for a bad item
+            check_entity_id(item, argument=f"{argument}[{index}]")
     return items
 
 

@@ -98,3 +98,24 @@ def test_the_order_is_total_so_no_two_results_are_interchangeable(
     keys = [(-score, str(entity_id)) for entity_id, score in fused]
     assert keys == sorted(keys)
     assert len(set(keys)) == len(keys)
+
+
+def test_one_ranking_keeps_its_own_order_against_the_id_order() -> None:
+    """With one channel on, fusion must not reorder it: every score differs."""
+    fused = reciprocal_rank_fusion([[], [C, A, B]])
+    assert fused == [(C, 1 / 61), (A, 1 / 62), (B, 1 / 63)]
+
+
+@given(st.lists(st.sampled_from([A, B, C]), min_size=1, max_size=6))
+@example([A])
+@example([C, B, A])
+@example([B, A, B])
+def test_a_repeat_at_the_end_changes_nothing(ranking: list[EntityId]) -> None:
+    """A repeat counts once at its best rank, so appending one is invisible.
+
+    Without repeats one ranking is fused without sorting; with one it goes
+    the general way: the two must agree to the last bit.
+    """
+    repeated = [*ranking, ranking[0]]
+    assert reciprocal_rank_fusion([ranking]) == reciprocal_rank_fusion([repeated])
+    assert reciprocal_rank_fusion([[], ranking]) == reciprocal_rank_fusion([repeated, []])
