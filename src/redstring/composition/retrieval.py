@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from redstring.domain.blocking import query_blocking_keys
+from redstring.domain.entity import Entity
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.lexical import lexical_score
@@ -53,7 +54,6 @@ from redstring.ports.vector_store import VectorReader
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId, TenantId
     from redstring.domain.vector import VectorMatch
 
@@ -67,6 +67,53 @@ _LEXICAL_CANDIDATES = 50
 def _evidence(semantic: float | None, lexical: float | None) -> float:
     """What breaks a tie in the fused score: the component scores, summed."""
     return (semantic or 0.0) + (lexical or 0.0)
+
+
+_new: Final = object.__new__
+_set_attribute: Final = object.__setattr__
+
+
+def _scored(
+    entity: Entity, score: float, semantic: float | None, lexical: float | None
+) -> ScoredEntity:
+    """The `ScoredEntity`, built without running the validator when it would change nothing.
+
+    A retrieval builds up to `k` of them from values already checked (an
+    `Entity` from the graph, scores from the channels), and validating them
+    again costs about a third more than building them. Values the validator
+    would convert or refuse (not an `Entity`, a score that is not a `float`,
+    a component score outside `0..1`) still go through it, and are converted
+    or refused exactly as before.
+    """
+    if not (
+        type(score) is float
+        and isinstance(entity, Entity)
+        and (semantic is None or (type(semantic) is float and 0.0 <= semantic <= 1.0))
+        and (lexical is None or (type(lexical) is float and 0.0 <= lexical <= 1.0))
+    ):
+        return ScoredEntity(entity=entity, score=score, semantic=semantic, lexical=lexical)
+    scored = _new(ScoredEntity)
+    _set_attribute(
+        scored,
+        "__dict__",
+        {"entity": entity, "score": score, "semantic": semantic, "lexical": lexical},
+    )
+    _set_attribute(scored, "__pydantic_fields_set__", {"entity", "score", "semantic", "lexical"})
+    _set_attribute(scored, "__pydantic_extra__", None)
+    _set_attribute(scored, "__pydantic_private__", None)
+    return scored
+
+
+def _result(query: str, matches: list[ScoredEntity]) -> RetrievalResult:
+    """The `RetrievalResult`, built as `_scored` builds a match."""
+    if type(query) is not str:
+        return RetrievalResult(query=query, matches=matches)
+    result = _new(RetrievalResult)
+    _set_attribute(result, "__dict__", {"query": query, "matches": matches})
+    _set_attribute(result, "__pydantic_fields_set__", {"query", "matches"})
+    _set_attribute(result, "__pydantic_extra__", None)
+    _set_attribute(result, "__pydantic_private__", None)
+    return result
 
 
 class Retriever:
@@ -158,7 +205,7 @@ class Retriever:
                 "without embeddings and vectors, so only 'lexical' is available"
             )
         if k == 0 or entity_types == []:
-            return RetrievalResult(query=query, matches=[])
+            return _result(query, [])
 
         # The channels share nothing until fusion, so when both are on they
         # run concurrently: the embedding call and the graph lookup overlap.
@@ -166,7 +213,7 @@ class Retriever:
         # than a whole search of a small tenant.
         channel = self._channel if mode is not RetrievalMode.LEXICAL else None
         lexical_on = mode in (RetrievalMode.LEXICAL, RetrievalMode.HYBRID)
-        semantic: dict[EntityId, float] = {}
+        semantic: list[tuple[EntityId, float]] = []
         lexical: dict[EntityId, tuple[Entity, float]] = {}
         if channel is not None and lexical_on:
             semantic, lexical = await asyncio.gather(
@@ -178,34 +225,47 @@ class Retriever:
         else:
             lexical = await self._lexical(query, tenant_id, k, entity_types)
 
-        fused = sorted(
-            reciprocal_rank_fusion([list(semantic), list(lexical)]),
-            key=lambda item: (
-                -item[1],
-                -_evidence(
-                    semantic.get(item[0]), lexical[item[0]][1] if item[0] in lexical else None
-                ),
-                item[0].int,  # the order of `str(id)`: fixed-width lowercase hex
-            ),
-        )[:k]
-        entities = {entity_id: entity for entity_id, (entity, _) in lexical.items()}
-        missing = [entity_id for entity_id, _ in fused if entity_id not in entities]
+        # Keyed by `id.int` from here on: a `UUID` hashes in Python, an `int` in C.
+        semantic_scores = {entity_id.int: score for entity_id, score in semantic}
+        lexical_scores = {entity_id.int: scored for entity_id, scored in lexical.items()}
+        fused = reciprocal_rank_fusion([[entity_id for entity_id, _ in semantic], list(lexical)])
+        if len({score for _, score in fused}) < len(fused):
+            # Fusion orders equal scores by `str(id)`; they break by the
+            # evidence first. Distinct scores are in order already.
+            def evidence(key: int) -> float:
+                lexical_match = lexical_scores.get(key)
+                return _evidence(
+                    semantic_scores.get(key), None if lexical_match is None else lexical_match[1]
+                )
+
+            fused.sort(
+                key=lambda item: (
+                    -item[1],
+                    -evidence(item[0].int),
+                    item[0].int,  # the order of `str(id)`: fixed-width lowercase hex
+                )
+            )
+        del fused[k:]
+        entities = {key: entity for key, (entity, _) in lexical_scores.items()}
+        missing = [entity_id for entity_id, _ in fused if entity_id.int not in entities]
         if missing:
             for entity in await self._graph.get_entities(missing, tenant_id):
-                entities[entity.id] = entity
-        return RetrievalResult(
-            query=query,
-            matches=[
-                ScoredEntity(
-                    entity=entities[entity_id],
-                    score=score,
-                    semantic=semantic.get(entity_id),
-                    lexical=lexical[entity_id][1] if entity_id in lexical else None,
+                entities[entity.id.int] = entity
+        matches = []
+        for entity_id, score in fused:
+            key = entity_id.int
+            found = entities.get(key)
+            if found is not None:
+                lexical_match = lexical_scores.get(key)
+                matches.append(
+                    _scored(
+                        found,
+                        score,
+                        semantic_scores.get(key),
+                        None if lexical_match is None else lexical_match[1],
+                    )
                 )
-                for entity_id, score in fused
-                if entity_id in entities
-            ],
-        )
+        return _result(query, matches)
 
     async def _semantic(
         self,
@@ -214,8 +274,8 @@ class Retriever:
         tenant_id: TenantId,
         k: int,
         entity_types: Sequence[str] | None,
-    ) -> dict[EntityId, float]:
-        """The vector store's best `k` for the query's embedding: score per id, best first.
+    ) -> list[tuple[EntityId, float]]:
+        """The vector store's best `k` for the query's embedding: (id, score), best first.
 
         With `entity_types`, the vector store's filter (on the type each
         vector was written with) proposes candidates and the graph judges
@@ -249,14 +309,21 @@ class Retriever:
 
     async def _canonical(
         self, matches: Sequence[VectorMatch], tenant_id: TenantId
-    ) -> dict[EntityId, float]:
-        """Score per canonical id, best first: a merged entity's match counts for its canonical."""
+    ) -> list[tuple[EntityId, float]]:
+        """(Canonical id, score), best first: a merged entity's match counts for its canonical.
+
+        Each canonical id appears once, with the score of its first (best) match.
+        """
         if not matches:
-            return {}
+            return []
         canonical = await self._graph.resolve([match.entity_id for match in matches], tenant_id)
-        scores: dict[EntityId, float] = {}
+        seen: set[int] = set()
+        scores: list[tuple[EntityId, float]] = []
         for match in matches:
-            scores.setdefault(canonical[match.entity_id], match.score)
+            entity_id = canonical[match.entity_id]
+            if entity_id.int not in seen:
+                seen.add(entity_id.int)
+                scores.append((entity_id, match.score))
         return scores
 
     async def _lexical(

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 from uuid import UUID
 
+import numpy as np
 import pytest
+from pydantic import ValidationError
 
 from redstring import (
     DimensionMismatchError,
@@ -16,8 +19,11 @@ from redstring import (
     InMemoryGraphStore,
     InMemoryVectorStore,
     RetrievalMode,
+    RetrievalResult,
     Retriever,
+    ScoredEntity,
 )
+from redstring.composition.retrieval import _result, _scored
 from redstring.domain.blocking import prefix_key_for_name, soundex_key_for_name
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.limits import MAX_LIMIT, MAX_QUERY_LENGTH
@@ -618,3 +624,73 @@ async def test_embeddings_without_vectors_or_the_reverse_is_refused() -> None:
         Retriever(embeddings=FakeEmbeddingProvider(dimension=8), graph=InMemoryGraphStore())
     with pytest.raises(ValueError, match="vectors was given without embeddings"):
         Retriever(vectors=InMemoryVectorStore(dimension=8), graph=InMemoryGraphStore())
+
+
+async def test_a_merged_entitys_vector_counts_once_for_its_canonical() -> None:
+    """Both vectors of a merged pair stand for one entity, ranked once, at its best."""
+    stores = Stores()
+    ada = make_entity(id=entity_id(1), name="Ada Lovelace")
+    byron = make_entity(id=entity_id(2), name="Ada Byron")
+    other = make_entity(id=entity_id(3), name="Charles Babbage")
+    await stores.add(ada, byron, other)
+    await stores.graph.merge_entities(ada, [byron.id])
+    result = await stores.retriever().retrieve("Ada Byron", TENANT, mode=RetrievalMode.SEMANTIC)
+    assert [match.entity.id for match in result.matches] == [ada.id, other.id]
+    assert result.matches[0].semantic == pytest.approx(1.0)
+    assert [match.score for match in result.matches] == [1 / 61, 1 / 62]
+
+
+async def test_a_result_is_what_validating_its_fields_would_build() -> None:
+    """Results are assembled without re-running validators: they must not differ."""
+    stores = Stores()
+    await stores.add(
+        make_entity(name="Ada Lovelace"),
+        make_entity(name="Ada Byron"),
+        make_entity(name="Charles Babbage"),
+    )
+    retriever = stores.retriever()
+    for mode in RetrievalMode:
+        result = await retriever.retrieve("Ada Lovelace", TENANT, mode=mode)
+        assert result.matches
+        rebuilt = RetrievalResult(
+            query=result.query,
+            matches=[
+                ScoredEntity(
+                    entity=match.entity,
+                    score=match.score,
+                    semantic=match.semantic,
+                    lexical=match.lexical,
+                )
+                for match in result.matches
+            ],
+        )
+        assert result == rebuilt
+        assert result.model_dump_json() == rebuilt.model_dump_json()
+        assert result.model_fields_set == rebuilt.model_fields_set
+        assert [match.model_fields_set for match in result.matches] == [
+            match.model_fields_set for match in rebuilt.matches
+        ]
+    empty = await retriever.retrieve("Ada Lovelace", TENANT, k=0)
+    assert empty == RetrievalResult(query="Ada Lovelace", matches=[])
+    assert empty.model_fields_set == {"query", "matches"}
+
+
+def test_a_score_the_validator_would_convert_or_refuse_still_goes_through_it() -> None:
+    entity = make_entity(name="Ada Lovelace")
+    converted = _scored(entity, np.float64(1 / 61), np.float64(0.25), None)
+    assert type(converted.score) is float
+    assert type(converted.semantic) is float
+    assert converted == ScoredEntity(entity=entity, score=1 / 61, semantic=0.25)
+    for semantic, lexical in ((1.5, None), (None, -0.25), (math.nan, None)):
+        with pytest.raises(ValidationError):
+            _scored(entity, 1 / 61, semantic, lexical)
+    assert _scored(entity, 1 / 61, 0.0, 1.0).lexical == 1.0
+
+
+def test_a_query_the_validator_would_convert_still_goes_through_it() -> None:
+    class Text(str):
+        __slots__ = ()
+
+    result = _result(Text("Ada"), [])
+    assert type(result.query) is str
+    assert result == RetrievalResult(query="Ada", matches=[])
