@@ -43,10 +43,13 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Final, Literal
 
+import numpy as np
+
 from redstring.domain.exceptions import ClosedError, StoreError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
+    from uuid import UUID
 
 #: How long a statement waits for another connection's write lock, in seconds.
 BUSY_TIMEOUT_SECONDS: Final = 30.0
@@ -57,6 +60,26 @@ MMAP_BYTES: Final = 1 << 30
 CACHE_KIBIBYTES: Final = 64 * 1024
 
 _WAL_RETRY_SECONDS: Final = 0.01
+
+_HEX_DIGITS: Final = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+#: Where the first hex digit of each of a UUID's 16 bytes goes in its text.
+_HEX_AT: Final = np.array([0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34])
+#: The length of a UUID's text, `8-4-4-4-12` hex digits.
+_UUID_TEXT: Final = 36
+
+
+def uuid_texts(ids: Sequence[UUID]) -> list[str]:
+    """`[str(id) for id in ids]`, the text SQLite adapters key rows by, all at once.
+
+    Formatted for the whole batch with numpy: about three times faster than
+    `str` one id at a time, which a batch of 100,000 entities notices.
+    """
+    raw = np.frombuffer(b"".join([each.bytes for each in ids]), dtype=np.uint8).reshape(-1, 16)
+    text = np.full((len(raw), _UUID_TEXT), ord("-"), dtype=np.uint8)
+    text[:, _HEX_AT] = _HEX_DIGITS[raw >> 4]
+    text[:, _HEX_AT + 1] = _HEX_DIGITS[raw & 15]
+    joined = text.tobytes().decode("ascii")
+    return [joined[start : start + _UUID_TEXT] for start in range(0, len(joined), _UUID_TEXT)]
 
 
 @contextmanager

@@ -6,13 +6,17 @@ import asyncio
 import sqlite3
 import threading
 from typing import TYPE_CHECKING
+from uuid import UUID
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from redstring.domain.exceptions import ClosedError, StoreError
 from redstring.storage.adapters.sqlite import (
     SqliteWorker,
     read_transaction,
+    uuid_texts,
     write_transaction,
 )
 
@@ -245,3 +249,18 @@ async def test_a_call_after_close_raises_closed_error_and_close_is_idempotent(
     await worker.close()
     with pytest.raises(ClosedError, match="TestStore is closed"):
         await worker.run(values)
+
+
+# -- id texts ---------------------------------------------------------------------
+
+
+@given(st.lists(st.uuids(), min_size=2))
+@example([UUID(int=0), UUID(int=(1 << 128) - 1)])
+@example([UUID("0123456789abcdef0123456789abcdef"), UUID("fedcba98-7654-3210-fedc-ba9876543210")])
+def test_uuid_texts_are_each_ids_own_text_in_order(ids: list[UUID]) -> None:
+    assert uuid_texts(ids) == [str(each) for each in ids]
+
+
+def test_uuid_texts_of_no_ids_or_one_id() -> None:
+    assert uuid_texts([]) == []
+    assert uuid_texts([UUID(int=255)]) == ["00000000-0000-0000-0000-0000000000ff"]
