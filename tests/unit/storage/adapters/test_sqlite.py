@@ -89,6 +89,41 @@ async def test_the_connection_is_in_wal_mode_with_the_documented_pragmas(
     assert await worker.run(lambda connection: connection.autocommit) is True
 
 
+async def test_a_new_file_gets_16_kib_pages_and_an_existing_file_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    def page_size(connection: sqlite3.Connection) -> int:
+        return int(connection.execute("PRAGMA page_size").fetchone()[0])
+
+    created = new_worker(tmp_path / "new.db")
+    try:
+        assert await created.run(page_size) == 16_384
+    finally:
+        await created.close()
+    with sqlite3.connect(tmp_path / "new.db") as connection:
+        assert page_size(connection) == 16_384
+    connection.close()
+    # A file written with SQLite's default pages, as every earlier version wrote them.
+    with sqlite3.connect(tmp_path / "old.db") as connection:
+        connection.execute("PRAGMA page_size = 4096")
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("CREATE TABLE items (value INTEGER NOT NULL)")
+        connection.execute("INSERT INTO items VALUES (7)")
+    connection.close()
+    existing = new_worker(tmp_path / "old.db")
+    try:
+
+        def write_and_read(connection: sqlite3.Connection) -> list[tuple[int]]:
+            with write_transaction(connection):
+                connection.execute("INSERT INTO items VALUES (8)")
+            return connection.execute("SELECT value FROM items ORDER BY value").fetchall()
+
+        assert await existing.run(write_and_read) == [(7,), (8,)]
+        assert await existing.run(page_size) == 4_096
+    finally:
+        await existing.close()
+
+
 async def test_setup_runs_once_per_connection_and_a_failed_one_is_retried(
     tmp_path: Path,
 ) -> None:
