@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from jellyfish import jaro_winkler_similarity, levenshtein_distance
+from rapidfuzz.distance import JaroWinkler, Levenshtein
 
 from redstring.domain.names import ALIASES_PROPERTY, MAX_NAME_CHARS
 from redstring.domain.normalization import fold_name, latin_name, normalize_name
@@ -58,8 +59,12 @@ _Forms = tuple[str, str, _Latin | None, _Words]
 _Metrics = tuple[Callable[[str, str], float], Callable[[str, str], int]]
 #: For any pair: jellyfish compares grapheme clusters.
 _GRAPHEMES: _Metrics = (jaro_winkler_similarity, levenshtein_distance)
-#: For a pair of ASCII texts.
-_ASCII: _Metrics = _GRAPHEMES
+#: For a pair of ASCII texts: rapidfuzz compares characters, and in a folded
+#: ASCII text (letters, digits, spaces) each character is its own grapheme
+#: cluster, so it gives jellyfish's values, bit for bit, several times faster
+#: (ADR 0043). Its `JaroWinkler` differs from jellyfish's only on two empty
+#: texts, which are equal and never reach it.
+_ASCII: _Metrics = (JaroWinkler.similarity, Levenshtein.distance)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -136,14 +141,23 @@ def _word_similarity(left: str, right: str) -> float:
     return float(jaro_winkler_similarity(left, right) + _levenshtein_similarity(left, right)) / 2
 
 
+def _ascii_word_similarity(left: str, right: str) -> float:
+    """`_word_similarity` of two ASCII words, not kept: computing it costs about a lookup."""
+    if left == right:
+        return 1.0
+    winkler_of, distance_of = _ASCII
+    longest = max(len(left), len(right))
+    return float(winkler_of(left, right) + (1.0 - distance_of(left, right) / longest)) / 2
+
+
 def _word_match(query: _Forms, name: _Forms) -> float:
     """The better of the folded and the Latin word match (ADR 0041)."""
     if query[2] is None and name[2] is None:  # both ASCII: the Latin forms are these
-        return _pair_word_match(query[3], name[3], _word_similarity)
+        return _pair_word_match(query[3], name[3], _ascii_word_similarity)
     best = _pair_word_match(query[3], name[3], _word_similarity)
     if best < 1.0:
         wanted, words = _latin(query)[2], _latin(name)[2]
-        best = max(best, _pair_word_match(wanted, words, _word_similarity))
+        best = max(best, _pair_word_match(wanted, words, _ascii_word_similarity))
     return best
 
 
