@@ -141,23 +141,14 @@ def _word_similarity(left: str, right: str) -> float:
     return float(jaro_winkler_similarity(left, right) + _levenshtein_similarity(left, right)) / 2
 
 
-def _ascii_word_similarity(left: str, right: str) -> float:
-    """`_word_similarity` of two ASCII words, not kept: computing it costs about a lookup."""
-    if left == right:
-        return 1.0
-    winkler_of, distance_of = _ASCII
-    longest = max(len(left), len(right))
-    return float(winkler_of(left, right) + (1.0 - distance_of(left, right) / longest)) / 2
-
-
 def _word_match(query: _Forms, name: _Forms) -> float:
     """The better of the folded and the Latin word match (ADR 0041)."""
     if query[2] is None and name[2] is None:  # both ASCII: the Latin forms are these
-        return _pair_word_match(query[3], name[3], _ascii_word_similarity)
+        return _ascii_word_match(query[3], name[3])
     best = _pair_word_match(query[3], name[3], _word_similarity)
     if best < 1.0:
         wanted, words = _latin(query)[2], _latin(name)[2]
-        best = max(best, _pair_word_match(wanted, words, _ascii_word_similarity))
+        best = max(best, _ascii_word_match(wanted, words))
     return best
 
 
@@ -177,6 +168,33 @@ def _pair_word_match(
                 best = similarity
                 if best == 1.0:
                     break
+        total += best
+    return total / len(wanted)
+
+
+def _ascii_word_match(wanted: _Words, words: _Words) -> float:
+    """`_pair_word_match` of ASCII words, with `_word_similarity` inlined and not kept.
+
+    Computing an ASCII pair costs about what a cache lookup does, and this
+    runs for every candidate. A query word found among the name's words
+    scores 1.0 without a comparison; two different words score below 1.0.
+    """
+    if not wanted or not words:
+        return 0.0
+    winkler_of, distance_of = _ASCII
+    total = 0.0
+    for each in wanted:
+        if each in words:
+            total += 1.0
+            continue
+        best = 0.0
+        size = len(each)
+        for word in words:
+            longest = size if size > len(word) else len(word)
+            edits = 1.0 - distance_of(each, word) / longest
+            similarity = float(winkler_of(each, word) + edits) / 2
+            if similarity > best:
+                best = similarity
         total += best
     return total / len(wanted)
 
