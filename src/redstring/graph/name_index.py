@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from array import array
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 import numpy as np
 
@@ -338,5 +338,6 @@ class NameIndex(UnitPostings):
 
     def find(self, query_units: Iterable[str], limit: int) -> list[EntityId]:
         """The ids of the best `limit` candidates, by shared units then `str(id)`."""
-        ids = self.ids
-        return [ids[row] for row in self.best_rows(query_units, limit)]  # type: ignore[misc]
+        # A row found is alive, so its id is there.
+        ids = cast("list[EntityId]", self.ids)
+        return [ids[row] for row in self.best_rows(query_units, limit)]

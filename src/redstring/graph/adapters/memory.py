@@ -19,7 +19,7 @@ See ADR 0035.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError
@@ -185,8 +185,9 @@ class _NameIndex(UnitPostings):
 
     def find(self, query_units: Iterable[str], limit: int) -> list[Entity]:
         """The stored entities of the best `limit` candidates, by shared units then `str(id)`."""
-        entities = self.entities
-        return [entities[row] for row in self.best_rows(query_units, limit)]  # type: ignore[misc]
+        # A row found is alive, so its entity is there.
+        entities = cast("list[Entity]", self.entities)
+        return [entities[row] for row in self.best_rows(query_units, limit)]
 
 
 class _Tenant:
