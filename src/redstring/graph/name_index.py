@@ -36,10 +36,10 @@ _COMPACT_AFTER: Final = 1024
 #: Below this many rows (alive and dead) a lookup counts every posting it
 #: reads with `numpy.bincount`: its pass over one count per row is then
 #: cheaper than the pruned walk's Python calls.
-_COUNT_ALL_BELOW: Final = 1 << 19
+_COUNT_ALL_BELOW: Final = 1 << 18
 #: A unit's postings are read whole (rather than searched once per row
 #: tested) when they are at most this many times the rows tested.
-_READ_WHOLE_UP_TO: Final = 8
+_READ_WHOLE_UP_TO: Final = 32
 _NO_ROWS: Final = np.empty(0, dtype=np.int32)
 
 
