@@ -57,6 +57,7 @@ from redstring import (
     TenantId,
     VectorRecord,
     blocking_keys_for,
+    normalize_name,
 )
 from redstring.domain.blocking import query_blocking_keys
 from redstring.domain.lexical import lexical_score
@@ -68,8 +69,9 @@ from redstring.vector.adapters.hnsw import (
     save_index,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from real_names import CACHE, embedded
+if __package__ in (None, ""):  # run as `python bench/ann.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.real_names import CACHE, embedded
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Sequence
@@ -130,6 +132,7 @@ async def fill_graph(graph: InMemoryGraphStore, names: Sequence[str]) -> None:
                 id=entity_id(row),
                 tenant_id=TENANT,
                 name=name,
+                normalized_name=normalize_name(name),
                 entity_type="person",
                 extraction_method=ExtractionMethod.MANUAL,
                 confidence=1.0,
@@ -169,14 +172,18 @@ def cached_index(matrix: np.ndarray, names: int, threads: int) -> tuple[HnswInde
 
 
 class LookedUp:
-    """An `EmbeddingProvider` answering the held-out names with their cached e5 vectors."""
+    """An `EmbeddingProvider` answering the held-out names with their cached e5 vectors.
+
+    Answers lists of floats, as the e5 provider does.
+    """
 
     def __init__(self, names: Sequence[str], vectors: np.ndarray) -> None:
-        self._vectors = dict(zip(names, vectors, strict=True))
+        rows: list[list[float]] = vectors.tolist()
+        self._vectors = dict(zip(names, rows, strict=True))
         self.dimension = vectors.shape[1]
         self.model = "intfloat/multilingual-e5-small (cached)"
 
-    async def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """The cached vectors of `texts`."""
         return [self._vectors[text] for text in texts]
 

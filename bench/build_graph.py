@@ -24,6 +24,7 @@ from redstring import (
     InMemoryGraphStore,
     InMemoryVectorStore,
     SourceDocument,
+    SourceId,
     TenantId,
     build_graph,
 )
@@ -49,7 +50,7 @@ def document(size: int) -> SourceDocument:
         word = rng.choice(WORDS)
         words.append(word)
         length += len(word) + 1
-    return SourceDocument(id=f"doc-{size}", text=" ".join(words)[:size])
+    return SourceDocument(id=SourceId(f"doc-{size}"), text=" ".join(words)[:size])
 
 
 async def one_build(text: SourceDocument) -> tuple[float, int]:

@@ -67,8 +67,9 @@ from redstring import (
 )
 from redstring.graph.adapters.postgres import DEFAULT_CACHE_SIZE
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from retrieve import build, misspell, names
+if __package__ in (None, ""):  # run as `python bench/postgres.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.retrieve import build, misspell, names
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -43,6 +43,7 @@ from redstring import (
     TenantId,
     VectorRecord,
     blocking_keys_for,
+    normalize_name,
 )
 from redstring.domain.blocking import query_blocking_keys
 
@@ -84,6 +85,7 @@ def build(tenant: TenantId, all_names: list[str]) -> list[Entity]:
             id=EntityId(uuid4()),
             tenant_id=tenant,
             name=name,
+            normalized_name=normalize_name(name),
             entity_type="person",
             extraction_method=ExtractionMethod.MANUAL,
             confidence=1.0,

@@ -50,8 +50,9 @@ from redstring import (
     VectorRecord,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from retrieve import build, misspell, names
+if __package__ in (None, ""):  # run as `python bench/sqlite.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.retrieve import build, misspell, names
 
 DIMENSION = 384
 QUERIES = 40

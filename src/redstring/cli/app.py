@@ -36,6 +36,7 @@ from redstring.cli.stores import (
     open_database,
     open_for_delete,
     search_provider,
+    shown,
     tenant_id_for,
     tenant_label,
 )
@@ -203,7 +204,9 @@ def import_command(
                 )
         finally:
             await database.close()
-        parts = [f"imported {_count(result.entities, 'entity', 'entities')} from {file} into {db}"]
+        parts = [
+            f"imported {_count(result.entities, 'entity', 'entities')} from {file} into {shown(db)}"
+        ]
         if result.relationships:
             parts.append(_count(result.relationships, "relationship", "relationships"))
         if provider is not None:
@@ -477,7 +480,7 @@ def stats_command(db: str, as_json: bool) -> None:
             for tenant in tenants
         ]
         return {
-            "database": db,
+            "database": shown(db),
             "entities": sum(row["entities"] for row in rows),
             "relationships": sum(row["relationships"] for row in rows),
             "vectors": sum(row["vectors"] for row in rows),
@@ -742,7 +745,7 @@ def migrate_command(db: str) -> None:
     it too. Running it on a current file changes nothing.
     """
     migrated = _run(migrate_database(db))
-    click.echo(f"{db}: {'migrated to' if migrated else 'already at'} the current schema")
+    click.echo(f"{shown(db)}: {'migrated to' if migrated else 'already at'} the current schema")
 
 
 # -- running it ------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 from uuid import NAMESPACE_URL, UUID, uuid5
@@ -44,17 +45,49 @@ def is_postgres(location: str) -> bool:
 
 
 def shown(location: str) -> str:
-    """`location` as messages print it: a Postgres URL without its password."""
+    """`location` as messages print it: a Postgres URL without its passwords.
+
+    Hides the password in the authority part (`user:secret@host`) and the
+    value of every `password` or `sslpassword` query parameter, however its
+    name is cased or percent-encoded (the driver decodes names before reading
+    them).
+    """
     if not is_postgres(location):
         return location
     scheme, _, rest = location.partition("://")
     authority_end = min((rest.find(mark) for mark in "/?#" if mark in rest), default=len(rest))
     authority, tail = rest[:authority_end], rest[authority_end:]
     user_info, at, host = authority.rpartition("@")
-    if not at or ":" not in user_info:
-        return location
-    user = user_info.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}{tail}"
+    if at and ":" in user_info:
+        authority = f"{user_info.split(':', 1)[0]}:***@{host}"
+    tail, hash_, fragment = tail.partition("#")
+    path, question, query = tail.partition("?")
+    if question:
+        tail = f"{path}?{_masked_query(query)}"
+    return f"{scheme}://{authority}{tail}{hash_}{fragment}"
+
+
+#: The query parameters of a Postgres URL that `shown` hides.
+_SECRET_PARAMETERS: Final = frozenset({"password", "sslpassword"})
+_PERCENT_ESCAPES: Final = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def _decoded(name: str) -> str:
+    """A query parameter's name as the driver reads it: `+` a space, `%XX` a UTF-8 byte."""
+    return _PERCENT_ESCAPES.sub(
+        lambda run: bytes.fromhex(run[0].replace("%", "")).decode("utf-8", "replace"),
+        name.replace("+", " "),
+    )
+
+
+def _masked_query(query: str) -> str:
+    fields = []
+    for field in query.split("&"):
+        name, equals, _ = field.partition("=")
+        if equals and _decoded(name).lower() in _SECRET_PARAMETERS:
+            field = f"{name}=***"
+        fields.append(field)
+    return "&".join(fields)
 
 
 class CommandError(Exception):

@@ -6,14 +6,16 @@ import asyncio
 import json
 import sys
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, unquote_plus, urlsplit, urlunsplit
 from uuid import uuid4
 
 import asyncpg
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from redstring import FakeEmbeddingProvider
-from redstring.cli.stores import CommandError, open_database, shown, tenant_id_for
+from redstring.cli.stores import CommandError, _decoded, open_database, shown, tenant_id_for
 from redstring.domain.exceptions import EmbeddingModelMismatchError
 from tests.unit.cli.test_commands import PEOPLE, run
 
@@ -137,10 +139,42 @@ async def test_of_two_imports_racing_with_different_models_one_claims_the_schema
         ),
         ("postgresql:///app?host=/run/postgresql", "postgresql:///app?host=/run/postgresql"),
         ("graph.db", "graph.db"),
+        ("postgresql://app@db/app?password=pw", "postgresql://app@db/app?password=***"),
+        (
+            "postgresql://db/app?sslmode=require&password=pw&application_name=x",
+            "postgresql://db/app?sslmode=require&password=***&application_name=x",
+        ),
+        (
+            "postgresql://app:pw@db/app?password=pw2&sslpassword=pw3",
+            "postgresql://app:***@db/app?password=***&sslpassword=***",
+        ),
+        ("postgresql://db?password=p%26w%23d%3D", "postgresql://db?password=***"),
+        (
+            "postgresql://db/app?pass%77ord=pw&PassWord=pw2",
+            "postgresql://db/app?pass%77ord=***&PassWord=***",
+        ),
+        (
+            "postgresql://db/app?password=pw&password=pw2",
+            "postgresql://db/app?password=***&password=***",
+        ),
+        ("postgresql://db/app?password=pw#password", "postgresql://db/app?password=***#password"),
+        (
+            "postgresql://db/app?user=password&passwords=x",
+            "postgresql://db/app?user=password&passwords=x",
+        ),
+        ("postgresql://db/app#?password=x", "postgresql://db/app#?password=x"),
     ],
 )
 def test_a_location_is_shown_without_its_password(location: str, expected: str) -> None:
     assert shown(location) == expected
+
+
+@given(st.text(alphabet=st.sampled_from("%+pasLword0Ff7E2C3A9é"), max_size=12))
+@example("pass%77ord")
+@example("%C3%A9%zz%4")
+@example("%E2%84%AApas%73")
+def test_a_parameter_name_is_decoded_as_the_driver_decodes_it(name: str) -> None:
+    assert _decoded(name) == unquote_plus(name)
 
 
 def test_without_the_postgres_extra_a_postgres_url_says_what_to_install(
@@ -149,3 +183,26 @@ def test_without_the_postgres_extra_a_postgres_url_says_what_to_install(
     monkeypatch.setitem(sys.modules, "redstring.graph.adapters.postgres", None)
     with pytest.raises(CommandError, match="a postgresql:// --db needs it"):
         asyncio.run(open_database("postgresql://app@db/app", read_only=True))
+
+
+def test_a_password_in_the_query_string_is_never_printed(database: str, people: Path) -> None:
+    # asyncpg reads `password` from the query, decoding its name; the session's
+    # server trusts every login, so the passwords are carried, never checked.
+    secret, encoded = f"s3cret{uuid4().hex}", f"{uuid4().hex}&#="
+    query = f"pass%77ord={secret}&sslpassword={quote(encoded, safe='')}"
+    location = f"{database}{'&' if '?' in database else '?'}{query}"
+    unreachable = f"postgresql://app@127.0.0.1:1/app?{query}"
+    outputs = [
+        run("import", people, "--db", location, "--embeddings", "hash"),
+        run("stats", "--db", location, "--json"),
+        run("delete", "Alan Turing", "--db", location),
+        run("migrate", "--db", location),
+        run("stats", "--db", unreachable),
+    ]
+    assert [status for status, _, _ in outputs] == [0, 0, 0, 0, 1]
+    assert json.loads(outputs[1][1])["database"] == shown(location)
+    for (_, out, err), shown_as in zip(outputs, [location] * 4 + [unreachable], strict=True):
+        assert shown(shown_as).endswith("pass%77ord=***&sslpassword=***")
+        assert shown(shown_as) in out + err
+        for hidden in (secret, encoded, quote(encoded, safe=""), encoded[:32]):
+            assert hidden not in out + err
