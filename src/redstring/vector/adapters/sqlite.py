@@ -38,7 +38,7 @@ import sqlite3
 import urllib.parse
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, overload
 from uuid import UUID
 
 import numpy as np
@@ -56,13 +56,14 @@ from redstring.domain.validation import (
     check_sequence,
     check_tenant_id,
 )
-from redstring.domain.vector import VectorMatch, VectorRecord
+from redstring.domain.vector import Vector, VectorMatch, VectorRecord
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.vector_store import VectorStore
 from redstring.storage.adapters.sqlite import (
     BUSY_TIMEOUT_SECONDS,
     SqliteWorker,
     read_transaction,
+    uuid_texts,
     write_transaction,
 )
 from redstring.vector.cache import DEFAULT_CACHED_TENANTS, CachedTenant, TenantCache
@@ -166,6 +167,65 @@ def _dumps_checked(metadata: dict[str, Any], field: str) -> str:
         return _ENCODER.encode(metadata)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{field} is not plain JSON: {exc}") from exc
+
+
+def _encoded(metadata: object, field: str) -> tuple[str, str | None]:
+    """`metadata` checked (`check_metadata`), as the JSON text and entity type a row stores."""
+    stored = check_metadata(metadata, field)
+    return _dumps_checked(stored, field), entity_type_of(stored)
+
+
+#: Value types a metadata dict may hold to be encoded once per batch. Not
+#: `float`: `0.0 == -0.0`, so equal dicts would not mean equal JSON.
+_SHAREABLE: Final = frozenset((str, int, bool, type(None)))
+_NAME_TYPES: Final = frozenset((str,))
+#: Metadata with more keys than this is encoded record by record.
+_MAX_SHARED_KEYS: Final = 8
+
+type _SharingKey = tuple[tuple[tuple[str, object], ...], tuple[type, ...]]
+
+
+class _BatchMetadata:
+    """Each record's metadata as its row's JSON text and entity type, encoded once per value.
+
+    Metadata is usually a handful of scalars repeated across a batch
+    (`{"entity_type": "person"}`), so a flat dict equal to one already
+    encoded, value types included (`1`, `True` and `1.0` are equal in
+    Python but not in JSON), reuses its text instead of being checked,
+    copied and encoded again. Any other dict takes `check_metadata`'s path.
+    """
+
+    __slots__ = ("_encoded",)
+
+    def __init__(self) -> None:
+        self._encoded: dict[_SharingKey, tuple[str, str | None]] = {}
+
+    def get(self, metadata: object, field: str) -> tuple[str, str | None]:
+        """`_encoded(metadata, field)`, shared with every equal flat dict before it.
+
+        Raises:
+            ValueError: `metadata` is not a dict of plain JSON; `field` names it.
+        """
+        if type(metadata) is not dict or len(metadata) > _MAX_SHARED_KEYS:
+            return _encoded(metadata, field)
+        kinds = tuple(map(type, metadata.values()))
+        if not (_SHAREABLE.issuperset(kinds) and _NAME_TYPES.issuperset(map(type, metadata))):
+            return _encoded(metadata, field)
+        key = (tuple(metadata.items()), kinds)
+        found = self._encoded.get(key)
+        if found is None:
+            found = self._encoded[key] = _encoded(metadata, field)
+        return found
+
+
+def _blobs(vectors: Sequence[object], matrix: np.ndarray[Any, Any]) -> list[bytes]:
+    """Each checked row as the bytes stored: a float32 `Vector`'s own bytes, without a copy."""
+    return [
+        vector.tobytes()
+        if type(vector) is Vector and vector.itemsize == 4
+        else matrix[index].tobytes()
+        for index, vector in enumerate(vectors)
+    ]
 
 
 class SqliteVectorStore(AsyncClosable, VectorStore):
@@ -551,9 +611,8 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
 
         def work(connection: sqlite3.Connection) -> None:
             matrix = check_rows([vector], self._dimension, field="vector")
-            stored = {} if metadata is None else check_metadata(metadata, "metadata")
-            text = _dumps_checked(stored, "metadata")
-            tenant, key, entity_type = str(tenant_id), str(entity_id), entity_type_of(stored)
+            text, entity_type = _encoded({} if metadata is None else metadata, "metadata")
+            tenant, key = str(tenant_id), str(entity_id)
             row = (tenant, key, entity_type, matrix[0].tobytes(), text)
 
             def apply(rows: _Rows) -> None:
@@ -581,19 +640,29 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
     def _prepare(self, records: Sequence[VectorRecord]) -> tuple[list[_Row], dict[str, _Apply]]:
         """The rows to write for `records`, and each tenant's change to its cached rows."""
         matrix = check_batch(records, self._dimension)
-        texts: list[str] = []
-        types: list[str | None] = []
-        for index, record in enumerate(records):
-            field = f"records[{index}].metadata"
-            stored = check_metadata(record.metadata, field)
-            texts.append(_dumps_checked(stored, field))
-            types.append(entity_type_of(stored))
-        tenants = [str(record.tenant_id) for record in records]
-        keys = [str(record.entity_id) for record in records]
-        latest = latest_by_key(list(zip(tenants, keys, strict=True)))
-        rows: list[_Row] = [
-            (tenants[i], keys[i], types[i], matrix[i].tobytes(), texts[i]) for i in latest
+        shared = _BatchMetadata()
+        encoded = [
+            shared.get(record.metadata, f"records[{index}].metadata")
+            for index, record in enumerate(records)
         ]
+        texts = [text for text, _ in encoded]
+        types = [entity_type for _, entity_type in encoded]
+        blobs = _blobs([record.vector for record in records], matrix)
+        tenant_texts: dict[int, str] = {}
+        tenants: list[str] = []
+        for record in records:
+            tenant = tenant_texts.get(record.tenant_id.int)
+            if tenant is None:
+                tenant = tenant_texts[record.tenant_id.int] = str(record.tenant_id)
+            tenants.append(tenant)
+        keys = uuid_texts([record.entity_id for record in records])
+        latest = latest_by_key(list(zip(tenants, keys, strict=True)))
+        rows: list[_Row] = (
+            # Every key distinct: `latest` is every index, in order.
+            list(zip(tenants, keys, types, blobs, texts, strict=True))
+            if len(latest) == len(records)
+            else [(tenants[i], keys[i], types[i], blobs[i], texts[i]) for i in latest]
+        )
         by_tenant: dict[str, list[int]] = {}
         for index in latest:
             by_tenant.setdefault(tenants[index], []).append(index)

@@ -317,6 +317,33 @@ async def test_reads_are_ordered_by_id_not_by_when_rows_were_written(
     assert await store.find_entities(TENANT, entity_type="person") == in_id_order
 
 
+async def test_each_row_stores_the_entitys_own_json_under_its_id_text(
+    open_store: OpenStore, tmp_path: Path
+) -> None:
+    written = [
+        make_entity(
+            id=entity_id(1),
+            name="Zoë  Ångström",
+            description="line\nbreak",
+            properties={"aliases": ["Zoe"], "nested": {"n": [1, 2.5, None]}},
+        ),
+        make_entity(id=entity_id(2), tenant_id=OTHER_TENANT, name="Москва", blocking_keys=None),
+        make_entity(id=entity_id(2), name="Ada", entity_type="person"),
+    ]
+    await open_store().upsert_entities(written)
+    with sqlite3.connect(tmp_path / "graph.db") as connection:
+        stored = {
+            (tenant, entity): body
+            for tenant, entity, body in connection.execute(
+                "SELECT tenant_id, id, body FROM graph_entities"
+            )
+        }
+    connection.close()
+    assert stored == {
+        (str(entity.tenant_id), str(entity.id)): entity.model_dump_json() for entity in written
+    }
+
+
 async def test_a_read_entity_behaves_like_one_validated_from_the_same_json(
     open_store: OpenStore,
 ) -> None:

@@ -6,13 +6,17 @@ import asyncio
 import sqlite3
 import threading
 from typing import TYPE_CHECKING
+from uuid import UUID
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from redstring.domain.exceptions import ClosedError, StoreError
 from redstring.storage.adapters.sqlite import (
     SqliteWorker,
     read_transaction,
+    uuid_texts,
     write_transaction,
 )
 
@@ -83,6 +87,41 @@ async def test_the_connection_is_in_wal_mode_with_the_documented_pragmas(
     # synchronous 1 is NORMAL; a negative cache size is in KiB.
     assert await worker.run(pragmas) == ("wal", 1, 30_000, -64 * 1024)
     assert await worker.run(lambda connection: connection.autocommit) is True
+
+
+async def test_a_new_file_gets_16_kib_pages_and_an_existing_file_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    def page_size(connection: sqlite3.Connection) -> int:
+        return int(connection.execute("PRAGMA page_size").fetchone()[0])
+
+    created = new_worker(tmp_path / "new.db")
+    try:
+        assert await created.run(page_size) == 16_384
+    finally:
+        await created.close()
+    with sqlite3.connect(tmp_path / "new.db") as connection:
+        assert page_size(connection) == 16_384
+    connection.close()
+    # A file written with SQLite's default pages, as every earlier version wrote them.
+    with sqlite3.connect(tmp_path / "old.db") as connection:
+        connection.execute("PRAGMA page_size = 4096")
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("CREATE TABLE items (value INTEGER NOT NULL)")
+        connection.execute("INSERT INTO items VALUES (7)")
+    connection.close()
+    existing = new_worker(tmp_path / "old.db")
+    try:
+
+        def write_and_read(connection: sqlite3.Connection) -> list[tuple[int]]:
+            with write_transaction(connection):
+                connection.execute("INSERT INTO items VALUES (8)")
+            return connection.execute("SELECT value FROM items ORDER BY value").fetchall()
+
+        assert await existing.run(write_and_read) == [(7,), (8,)]
+        assert await existing.run(page_size) == 4_096
+    finally:
+        await existing.close()
 
 
 async def test_setup_runs_once_per_connection_and_a_failed_one_is_retried(
@@ -245,3 +284,18 @@ async def test_a_call_after_close_raises_closed_error_and_close_is_idempotent(
     await worker.close()
     with pytest.raises(ClosedError, match="TestStore is closed"):
         await worker.run(values)
+
+
+# -- id texts ---------------------------------------------------------------------
+
+
+@given(st.lists(st.uuids(), min_size=2))
+@example([UUID(int=0), UUID(int=(1 << 128) - 1)])
+@example([UUID("0123456789abcdef0123456789abcdef"), UUID("fedcba98-7654-3210-fedc-ba9876543210")])
+def test_uuid_texts_are_each_ids_own_text_in_order(ids: list[UUID]) -> None:
+    assert uuid_texts(ids) == [str(each) for each in ids]
+
+
+def test_uuid_texts_of_no_ids_or_one_id() -> None:
+    assert uuid_texts([]) == []
+    assert uuid_texts([UUID(int=255)]) == ["00000000-0000-0000-0000-0000000000ff"]

@@ -669,6 +669,112 @@ async def test_metadata_sqlite_could_not_read_back_is_refused(
     assert await store.search(basis(0), TENANT) == []
 
 
+async def test_equal_metadata_of_other_types_is_stored_as_each_records_own(
+    open_store: Opener, tmp_path: Path
+) -> None:
+    # Equal in Python (`True == 1 == 1.0`, `0.0 == -0.0`), different in JSON.
+    values: list[object] = [1, True, 1.0, 1, int("1"), 0.0, -0.0, False, 0, None, "1"]
+    records = [
+        VectorRecord(
+            entity_id=entity_id(index + 1),
+            tenant_id=TENANT,
+            vector=basis(index % DIMENSION),
+            metadata={"entity_type": "person", "n": value},
+        )
+        for index, value in enumerate(values)
+    ]
+    store = open_store(tmp_path / "vectors.db")
+    await store.upsert_many(records)
+    for index, value in enumerate(values):
+        got = await store.get(entity_id(index + 1), TENANT)
+        assert got is not None
+        stored = got.metadata["n"]
+        assert (type(stored), repr(stored)) == (type(value), repr(value)), index
+
+
+class _LooseName(str):
+    """A key equal to every string, hashing as `"entity_type"` does."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __hash__(self) -> int:
+        return hash("entity_type")
+
+
+async def test_metadata_keyed_by_a_string_subclass_is_stored_under_its_own_text(
+    open_store: Opener, tmp_path: Path
+) -> None:
+    many = {f"key{index}": index for index in range(12)}
+    metadata: list[dict[str, Any]] = [
+        {"entity_type": "person"},
+        {_LooseName("kind"): "person"},
+        many,
+        dict(many),
+    ]
+    records = [
+        VectorRecord.model_construct(
+            entity_id=entity_id(index + 1), tenant_id=TENANT, vector=Vector(basis(0)), metadata=each
+        )
+        for index, each in enumerate(metadata)
+    ]
+    store = open_store(tmp_path / "vectors.db")
+    await store.upsert_many(records)
+    stored = [await store.get(entity_id(index + 1), TENANT) for index in range(len(records))]
+    assert [None if got is None else got.metadata for got in stored] == [
+        {"entity_type": "person"},
+        {"kind": "person"},
+        many,
+        many,
+    ]
+    assert [str(key) for key in stored[1].metadata] == ["kind"]  # type: ignore[union-attr]
+
+
+async def test_a_bad_metadata_value_among_equal_good_ones_refuses_the_whole_batch(
+    open_store: Opener, tmp_path: Path
+) -> None:
+    good = {"entity_type": "per" + "son"}
+    metadata: list[dict[str, Any]] = [dict(good), dict(good), dict(good), dict(good)]
+    metadata[2] = {"entity_type": "per\x00son"}
+    metadata.append({"entity_type": "per\x00son"})
+    records = [
+        VectorRecord.model_construct(
+            entity_id=entity_id(index + 1),
+            tenant_id=TENANT,
+            vector=Vector(basis(index % DIMENSION)),
+            metadata=each,
+        )
+        for index, each in enumerate(metadata)
+    ]
+    store = open_store(tmp_path / "vectors.db")
+    with pytest.raises(
+        ValueError, match=r"^records\[2\]\.metadata\['entity_type'\] contains a NUL"
+    ):
+        await store.upsert_many(records)
+    assert await store.count_by_tenant() == {}
+
+
+async def test_a_batch_mixing_float32_arrays_and_float_lists_stores_each_at_float32(
+    open_store: Opener, tmp_path: Path
+) -> None:
+    as_array = np.linspace(0.1, 0.9, DIMENSION, dtype=np.float32)
+    as_list = [1 / (index + 3) for index in range(DIMENSION)]
+    records = [
+        VectorRecord(entity_id=entity_id(1), tenant_id=TENANT, vector=as_list),
+        VectorRecord(entity_id=entity_id(2), tenant_id=TENANT, vector=as_array),
+        VectorRecord(entity_id=entity_id(3), tenant_id=TENANT, vector=as_array.astype(np.float64)),
+    ]
+    store = open_store(tmp_path / "vectors.db")
+    await store.upsert_many(records)
+    expected = [np.asarray(as_list, dtype=np.float32), as_array, as_array]
+    for index, vector in enumerate(expected):
+        got = await store.get(entity_id(index + 1), TENANT)
+        assert got is not None
+        assert np.asarray(got.vector).tobytes() == np.asarray(vector, dtype=np.float32).tobytes()
+
+
 # -- read-only, and counting ------------------------------------------------------
 
 
