@@ -586,10 +586,15 @@ def delete_command(entities: Sequence[str], db: str, tenant: str, entire_tenant:
                     f"{_count(vectors, 'vector', 'vectors')}"
                 )
             deleted = 0
-            for entity_id in ids:
-                deleted += await delete_entity(
-                    entity_id, tenant_id, graph=database.graph, vectors=database.vectors
-                )
+            async with event_log(db) as log:
+                for entity_id in ids:
+                    deleted += await delete_entity(
+                        entity_id,
+                        tenant_id,
+                        graph=database.graph,
+                        vectors=database.vectors,
+                        event_log=log,
+                    )
             return f"deleted {_count(deleted, 'entity', 'entities')} from {database.location}"
         finally:
             await database.close()

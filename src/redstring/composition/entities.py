@@ -3,7 +3,8 @@
 `import_entities` composes `GraphStore` + `EmbeddingProvider` +
 `VectorStore` (+ an `EventLog`): it reads the graph to decide which names
 need embedding, which no sibling below may do with a model in hand.
-`delete_entity` composes `GraphWriter` + `VectorWriter`, which are siblings.
+`delete_entity` composes `GraphWriter` + `VectorWriter` (+ an `EventLog`), which
+are siblings.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from uuid import uuid4
 from pydantic import BaseModel, ConfigDict
 
 from redstring.composition.build_graph import embed_entity_names, record_and_project
-from redstring.domain.events import DocumentExtracted, EntitiesEmbedded
+from redstring.domain.events import DocumentExtracted, EntitiesEmbedded, EntityDeleted
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import EntityId, SourceId, TenantId
 from redstring.domain.json_safety import check_name, shown
@@ -221,20 +222,39 @@ async def delete_entity(
     *,
     graph: GraphWriter,
     vectors: VectorWriter | None = None,
+    event_log: EventLog | None = None,
 ) -> bool:
     """Remove an entity from both channels: the graph (with its relationships) and its vector.
+
+    With an `event_log`, an `EntityDeleted` is appended first, so replaying
+    the log deletes the entity again instead of bringing it back, and the
+    log never lacks what the stores did. It is appended even when neither
+    store holds the entity: the writers cannot say so before deleting.
+    Without one, the stores alone change, and replaying a log that recorded
+    the entity brings it back.
 
     The graph goes first, so a failure in between leaves at worst a vector
     whose entity is gone, which retrieval never returns; calling again
     finishes the job. `True` if either store held the entity.
 
-    This writes to the stores, not to an event log: replaying a log that
-    recorded the entity brings it back.
+    Raises:
+        ValueError: a bad id, or a collaborator that is not the port it
+            must be; nothing is deleted or appended.
     """
     check_entity_id(entity_id), check_tenant_id(tenant_id)
     check_collaborator(graph, GraphWriter, argument="graph")
     if vectors is not None:
         check_collaborator(vectors, VectorWriter, argument="vectors")
+    if event_log is not None:
+        check_collaborator(event_log, EventLog, argument="event_log")
+        await event_log.append(
+            EntityDeleted(
+                event_id=uuid4(),
+                tenant_id=tenant_id,
+                occurred_at=datetime.now(UTC),
+                entity_id=entity_id,
+            )
+        )
     removed = await graph.delete_entity(entity_id, tenant_id)
     if vectors is not None:
         removed = await vectors.delete(entity_id, tenant_id) or removed

@@ -278,9 +278,34 @@ class MergeUndone(BaseModel):
         return self
 
 
+class EntityDeleted(BaseModel):
+    """An entity removed from both channels: its graph node, its relationships and its vector.
+
+    Projecting it deletes `entity_id` as `GraphWriter.delete_entity` and
+    `VectorWriter.delete` do; an entity already gone stays gone, so applying
+    it twice changes nothing. Replaying a log puts the delete after the
+    writes it follows, so the entity stays deleted; a later event that
+    writes the entity again (a re-extraction) brings it back.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["entity_deleted"] = "entity_deleted"
+    version: Literal[1] = 1
+    event_id: UUID
+    tenant_id: TenantId
+    occurred_at: datetime
+    entity_id: EntityId
+
+    @field_validator("occurred_at")
+    @classmethod
+    def _occurred_at_is_utc(cls, value: datetime) -> datetime:
+        return _utc(value)
+
+
 #: Any event, discriminated on `kind`.
 type Event = Annotated[
-    DocumentExtracted | EntitiesEmbedded | EntitiesMerged | MergeUndone,
+    DocumentExtracted | EntitiesEmbedded | EntitiesMerged | MergeUndone | EntityDeleted,
     Field(discriminator="kind"),
 ]
 
@@ -293,7 +318,9 @@ def event_to_json(event: Event) -> str:
     Raises:
         ValueError: `event` is not an event.
     """
-    if not isinstance(event, DocumentExtracted | EntitiesEmbedded | EntitiesMerged | MergeUndone):
+    if not isinstance(
+        event, DocumentExtracted | EntitiesEmbedded | EntitiesMerged | MergeUndone | EntityDeleted
+    ):
         raise ValueError(f"event must be an event, got {type(event).__name__} {event!r:.80}")
     return event.model_dump_json()
 

@@ -1,10 +1,15 @@
-"""The graph projection: folds extractions, merges and undone merges into a graph store."""
+"""The graph projection: folds extractions, merges, undoings and deletes into a graph store."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from redstring.domain.events import DocumentExtracted, EntitiesMerged, MergeUndone
+from redstring.domain.events import (
+    DocumentExtracted,
+    EntitiesMerged,
+    EntityDeleted,
+    MergeUndone,
+)
 from redstring.domain.validation import check_collaborator
 from redstring.ports.graph_store import GraphStore
 
@@ -33,7 +38,7 @@ def _keep_aliases(entity: Entity, held: Entity | None) -> Entity:
 
 
 class GraphProjection:
-    """Writes extracted documents, and applies merges and their undoing.
+    """Writes extracted documents, applies merges and their undoing, and deletes entities.
 
     Reads follow merges, and so do writes: an extracted entity whose id was
     merged away is not written back (its canonical stands for it), its
@@ -60,6 +65,8 @@ class GraphProjection:
             await self._store.unmerge_entities(event.merged_ids, event.tenant_id)
             await self._store.upsert_entities(event.entities)
             await self._store.upsert_relationships(event.relationships)
+        elif isinstance(event, EntityDeleted):
+            await self._store.delete_entity(event.entity_id, event.tenant_id)
 
     async def _extracted(self, event: DocumentExtracted) -> None:
         ids = [entity.id for entity in event.entities]

@@ -1,10 +1,10 @@
-"""The vector projection: folds embeddings, merges and undone merges into a vector store."""
+"""The vector projection: folds embeddings, merges, undoings and deletes into a vector store."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from redstring.domain.events import EntitiesEmbedded, EntitiesMerged, MergeUndone
+from redstring.domain.events import EntitiesEmbedded, EntitiesMerged, EntityDeleted, MergeUndone
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.validation import check_collaborator
 from redstring.ports.vector_store import VectorStore
@@ -17,7 +17,8 @@ class VectorProjection:
     """Writes each embedding event's vectors, in one batch per event.
 
     A merge deletes the merged entities' vectors (the canonical's stands for
-    them); undoing it writes them back from the event.
+    them); undoing it writes them back from the event. A delete removes the
+    entity's vector.
 
     Idempotent: the writes are upserts keyed `(tenant_id, entity_id)`. The
     store is a whole `VectorStore` because the projection needs its
@@ -43,3 +44,5 @@ class VectorProjection:
                 await self._store.delete(entity_id, event.tenant_id)
         elif isinstance(event, MergeUndone):
             await self._store.upsert_many(event.vectors)
+        elif isinstance(event, EntityDeleted):
+            await self._store.delete(event.entity_id, event.tenant_id)

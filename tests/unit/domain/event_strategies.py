@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from hypothesis import strategies as st
 
+from redstring.domain.events import EntityDeleted
 from redstring.domain.ids import EntityId, RelationshipId, TenantId
 from redstring.domain.vector import VectorRecord
 from redstring.testing.event_log import make_document_extracted, make_entities_embedded
@@ -123,6 +124,17 @@ def entities_embedded(
     )
 
 
+@st.composite
+def entities_deleted(draw: st.DrawFn) -> EntityDeleted:
+    """A delete of an id from the shared pool, held by the tenant or not."""
+    return EntityDeleted(
+        event_id=uuid4(),
+        tenant_id=draw(st.sampled_from(TENANTS)),
+        occurred_at=draw(timestamps),
+        entity_id=draw(st.sampled_from(ENTITY_IDS)),
+    )
+
+
 def events(vectors: st.SearchStrategy[list[float]] = small_vectors) -> st.SearchStrategy[Event]:
-    """Either kind of event."""
-    return st.one_of(documents_extracted(), entities_embedded(vectors))
+    """An extraction, an embedding or a delete."""
+    return st.one_of(documents_extracted(), entities_embedded(vectors), entities_deleted())

@@ -6,10 +6,17 @@ from redstring.domain.events import (
     DocumentExtracted,
     EntitiesEmbedded,
     EntitiesMerged,
+    EntityDeleted,
     MergeUndone,
 )
 from redstring.ports.event_log import EVENT_TYPES
 
 
 def test_event_types_are_the_classes_of_the_event_union_in_order() -> None:
-    assert list(EVENT_TYPES) == [DocumentExtracted, EntitiesEmbedded, EntitiesMerged, MergeUndone]
+    assert list(EVENT_TYPES) == [
+        DocumentExtracted,
+        EntitiesEmbedded,
+        EntitiesMerged,
+        MergeUndone,
+        EntityDeleted,
+    ]

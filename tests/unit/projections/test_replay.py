@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from redstring.domain.events import DocumentExtracted, EntitiesEmbedded
+from redstring.domain.events import DocumentExtracted, EntitiesEmbedded, EntityDeleted
 from redstring.domain.ids import EntityId
 from redstring.domain.vector import VectorRecord
 from redstring.events.adapters.memory import InMemoryEventLog
@@ -80,6 +81,16 @@ class Oracle:
             elif isinstance(event, EntitiesEmbedded):
                 for record in event.records:
                     self.vectors[record.tenant_id, record.entity_id] = record
+            elif isinstance(event, EntityDeleted):
+                key = (event.tenant_id, event.entity_id)
+                self.entities.pop(key, None)
+                self.vectors.pop(key, None)
+                self.relationships = {
+                    (owner, rid): edge
+                    for (owner, rid), edge in self.relationships.items()
+                    if owner != event.tenant_id
+                    or event.entity_id not in (edge.source_entity_id, edge.target_entity_id)
+                }
 
     def score(self, vector: list[float]) -> float:
         dot = sum(x * y for x, y in zip(vector, QUERY, strict=True))
@@ -128,7 +139,7 @@ ONE_EVENT = make_document_extracted(
     [_ada, _charles], [make_relationship(_ada, _charles, id=RELATIONSHIP_IDS[0])]
 )
 _second_ada = _entity(1, TENANT, "Ada, again")
-COLLISIONS = [
+COLLISIONS: list[Event] = [
     ONE_EVENT,
     make_document_extracted([_entity(1, OTHER_TENANT, "Theirs")], tenant_id=OTHER_TENANT),
     make_entities_embedded([_record(1, TENANT, [1.0, 0.0, 0.0, 0.0])]),
@@ -142,11 +153,26 @@ COLLISIONS = [
 ]
 
 
+def _deleted(n: int, tenant_id: TenantId) -> EntityDeleted:
+    return EntityDeleted(
+        event_id=uuid4(),
+        tenant_id=tenant_id,
+        occurred_at=datetime(2024, 5, 6, tzinfo=UTC),
+        entity_id=EntityId(UUID(int=n)),
+    )
+
+
+#: Ada deleted in TENANT after writes in both tenants, deleted again, then re-extracted.
+DELETES: list[Event] = [*COLLISIONS[:4], _deleted(1, TENANT), _deleted(1, TENANT), COLLISIONS[4]]
+
+
 @settings(max_examples=60, deadline=None)
 @given(history=st.lists(events(), max_size=8))
 @example(history=[])
 @example(history=[ONE_EVENT])
 @example(history=COLLISIONS)
+@example(history=DELETES[:-1])
+@example(history=DELETES)
 def test_replaying_the_log_rebuilds_what_live_projection_built(history: list[Event]) -> None:
     async def scenario() -> None:
         live, rebuilt, log = Stores(), Stores(), InMemoryEventLog()
@@ -243,3 +269,18 @@ async def test_replay_without_projections_still_reports_the_last_sequence() -> N
 async def test_a_negative_after_is_refused() -> None:
     with pytest.raises(ValueError, match="-1"):
         await replay(InMemoryEventLog(), after=-1)
+
+
+async def test_a_replayed_delete_keeps_the_entity_deleted_in_its_tenant_only() -> None:
+    log, stores = InMemoryEventLog(), Stores()
+    await log.append_many(DELETES[:-1])
+    await replay(log, *stores.projections)
+    ada, charles = EntityId(UUID(int=1)), EntityId(UUID(int=2))
+    assert await stores.graph.get_entity(ada, TENANT) is None
+    assert await stores.vectors.get(ada, TENANT) is None
+    assert await stores.graph.get_relationships(charles, TENANT) == []
+    assert await stores.graph.get_entity(charles, TENANT) == _charles
+    theirs = await stores.graph.get_entity(ada, OTHER_TENANT)
+    assert theirs is not None
+    assert theirs.name == "Theirs"
+    assert await stores.vectors.get(ada, OTHER_TENANT) is not None

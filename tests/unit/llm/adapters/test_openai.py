@@ -468,17 +468,41 @@ async def test_a_404_hints_that_base_url_must_include_v1(
             await model.extract("text", Person)
 
 
+class CountingTransport(httpx.AsyncBaseTransport):
+    """The real transport, counting the requests the client hands it."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.AsyncHTTPTransport(verify=False)
+        self.sent = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.sent += 1
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 async def test_a_timeout_is_retried_then_reported_as_a_provider_error(
-    server: FakeOpenAiServer, client: httpx.AsyncClient
+    server: FakeOpenAiServer,
 ) -> None:
+    """Every reply is held, so each attempt times out however loaded the machine is.
+
+    The attempts are counted where the client sends them: whether the server
+    reads a request before the client gives up on it is the clock's call.
+    """
     held = Reply(completion('{"name": "Ada"}'), hold=True)
     server.reply(CHAT, held, held)
+    transport = CountingTransport()
 
-    async with llm(server, client, timeout=0.2, max_retries=1) as model:
+    async with (
+        httpx.AsyncClient(transport=transport) as client,
+        llm(server, client, timeout=0.2, max_retries=1) as model,
+    ):
         with pytest.raises(LlmProviderError) as caught:
             await model.extract("text", Person)
 
-    assert len(server.requests()) == 2
+    assert transport.sent == 2
     assert type(caught.value) is LlmProviderError
     assert "after 2 attempts: no complete answer within the 0.2 s deadline" in caught.value.reason
     assert isinstance(caught.value.__cause__, TimeoutError)

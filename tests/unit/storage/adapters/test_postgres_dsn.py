@@ -1,4 +1,4 @@
-"""What a Postgres store says about a DSN it cannot use: never the DSN's password."""
+"""What a Postgres store says about a DSN it cannot use (never its password), and after close."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ from uuid import uuid4
 
 import pytest
 
-from redstring.domain.exceptions import StoreError
+from redstring.domain.exceptions import ClosedError, StoreError
 from redstring.events.adapters.postgres import PostgresEventLog
 from redstring.graph.adapters.postgres import PostgresGraphStore
+from redstring.storage.adapters.postgres import PostgresClient
 from redstring.testing.factories import TENANT, make_entity
 from redstring.vector.adapters.postgres import PostgresVectorStore
 
@@ -43,3 +44,22 @@ async def test_an_unreachable_server_names_no_password_from_the_query_string(sto
         await _first_call(store, dsn)
     assert isinstance(raised.value.__cause__, OSError)
     assert secret not in str(raised.value)
+
+
+async def test_a_closed_client_closes_again_quietly_and_opens_no_pool() -> None:
+    # What every Postgres adapter is built on keeps ADR 0017's rule by itself.
+    client = PostgresClient(
+        dsn="postgresql://app@/app?host=/nonexistent-redstring-socket-dir",
+        pool=None,
+        schema="redstring",
+        pool_size=1,
+        store="test store",
+        resource="the test client",
+    )
+    await client.close()
+    await client.close()
+    assert client.closed
+    with pytest.raises(ClosedError) as raised:
+        async with client.connection():
+            pass
+    assert raised.value.resource == "the test client"
