@@ -11,7 +11,7 @@ from pathlib import Path
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "redstring"
 
 #: Dependencies every layer may import.
-CORE = frozenset({"anyascii", "pydantic", "jellyfish", "numpy", "typing_extensions"})
+CORE = frozenset({"anyascii", "pydantic", "jellyfish", "numpy", "rapidfuzz", "typing_extensions"})
 #: Clients (standard library or not) that only an adapter folder may import.
 CLIENTS = frozenset(
     {"sqlite3", "psycopg", "asyncpg", "httpx", "requests", "urllib", "http", "socket", "aiohttp"}

@@ -17,12 +17,14 @@ under a stated scale.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from jellyfish import jaro_winkler_similarity, levenshtein_distance
+from rapidfuzz.distance import JaroWinkler, Levenshtein
 
-from redstring.domain.names import MAX_NAME_CHARS, entity_names
+from redstring.domain.names import ALIASES_PROPERTY, MAX_NAME_CHARS
 from redstring.domain.normalization import fold_name, latin_name, normalize_name
 
 if TYPE_CHECKING:
@@ -45,10 +47,24 @@ PROPERTY_WEIGHT = 0.6
 WORD_MATCH_WEIGHT = 0.95
 
 
-#: The forms `_forms` gives a text: its folded form and that form's words
-#: sorted, then the same two of its `latin_name` (`None` when the folded
-#: form is already ASCII, so the Latin forms would repeat it).
-_Forms = tuple[str, str, tuple[str, str] | None]
+#: The forms `_forms` gives a text: its folded form, that form's words sorted
+#: (as one string and as a tuple), then the same of its `latin_name` (`None`
+#: when the folded form is already ASCII, so the Latin forms would repeat it).
+_Words = tuple[str, ...]
+_Latin = tuple[str, str, _Words]
+_Forms = tuple[str, str, _Latin | None, _Words]
+
+#: The two comparisons of a pair of texts: Jaro-Winkler similarity and
+#: Levenshtein distance.
+_Metrics = tuple[Callable[[str, str], float], Callable[[str, str], int]]
+#: For any pair: jellyfish compares grapheme clusters.
+_GRAPHEMES: _Metrics = (jaro_winkler_similarity, levenshtein_distance)
+#: For a pair of ASCII texts: rapidfuzz compares characters, and in a folded
+#: ASCII text (letters, digits, spaces) each character is its own grapheme
+#: cluster, so it gives jellyfish's values, bit for bit, several times faster
+#: (ADR 0043). Its `JaroWinkler` differs from jellyfish's only on two empty
+#: texts, which are equal and never reach it.
+_ASCII: _Metrics = (JaroWinkler.similarity, Levenshtein.distance)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -59,13 +75,15 @@ def _forms(text: str) -> _Forms:
     latin = None
     if not folded.isascii():
         romanized = latin_name(head)
-        latin = (romanized, " ".join(sorted(romanized.split())))
-    return folded, " ".join(sorted(folded.split())), latin
+        romanized_words = tuple(sorted(romanized.split()))
+        latin = (romanized, " ".join(romanized_words), romanized_words)
+    words = tuple(sorted(folded.split()))
+    return folded, " ".join(words), latin, words
 
 
-def _latin(forms: _Forms) -> tuple[str, str]:
-    """The Latin forms of `forms`: its own pair when it is already ASCII."""
-    return forms[2] if forms[2] is not None else (forms[0], forms[1])
+def _latin(forms: _Forms) -> _Latin:
+    """The Latin forms of `forms`: its own when it is already ASCII."""
+    return forms[2] if forms[2] is not None else (forms[0], forms[1], forms[3])
 
 
 def _levenshtein_similarity(left: str, right: str) -> float:
@@ -76,24 +94,29 @@ def _levenshtein_similarity(left: str, right: str) -> float:
 
 def _similarity(query: _Forms, name: _Forms) -> float:
     """The better of the folded and the Latin comparison (ADR 0041)."""
-    best = _pair_similarity((query[0], query[1]), (name[0], name[1]))
-    if best < 1.0 and (query[2] is not None or name[2] is not None):
-        best = max(best, _pair_similarity(_latin(query), _latin(name)))
+    if query[2] is None and name[2] is None:  # both ASCII: the Latin forms are these
+        return _pair_similarity(query[0], query[1], name[0], name[1], _ASCII)
+    best = _pair_similarity(query[0], query[1], name[0], name[1], _GRAPHEMES)
+    if best < 1.0:
+        wanted, latin = _latin(query), _latin(name)
+        best = max(best, _pair_similarity(wanted[0], wanted[1], latin[0], latin[1], _ASCII))
     return best
 
 
-def _pair_similarity(query: tuple[str, str], name: tuple[str, str]) -> float:
+def _pair_similarity(
+    folded: str, ordered: str, name_folded: str, name_ordered: str, metrics: _Metrics
+) -> float:
     """The mean of the best Jaro-Winkler and the best normalized Levenshtein (ADR 0015)."""
-    folded, name_folded = query[0], name[0]
-    if folded == name_folded or query[1] == name[1]:
+    if folded == name_folded or ordered == name_ordered:
         return 1.0
+    winkler_of, distance_of = metrics
     longest = max(len(folded), len(name_folded))
-    winkler = jaro_winkler_similarity(folded, name_folded)
-    edits = 1.0 - levenshtein_distance(folded, name_folded) / longest
-    if query[1] != folded or name[1] != name_folded:
+    winkler = winkler_of(folded, name_folded)
+    edits = 1.0 - distance_of(folded, name_folded) / longest
+    if ordered != folded or name_ordered != name_folded:
         # Sorting keeps every character, so the longer length is the same.
-        winkler = max(winkler, jaro_winkler_similarity(query[1], name[1]))
-        edits = max(edits, 1.0 - levenshtein_distance(query[1], name[1]) / longest)
+        winkler = max(winkler, winkler_of(ordered, name_ordered))
+        edits = max(edits, 1.0 - distance_of(ordered, name_ordered) / longest)
     return float(winkler + edits) / 2
 
 
@@ -120,15 +143,19 @@ def _word_similarity(left: str, right: str) -> float:
 
 def _word_match(query: _Forms, name: _Forms) -> float:
     """The better of the folded and the Latin word match (ADR 0041)."""
-    best = _pair_word_match(query[1], name[1])
-    if best < 1.0 and (query[2] is not None or name[2] is not None):
-        best = max(best, _pair_word_match(_latin(query)[1], _latin(name)[1]))
+    if query[2] is None and name[2] is None:  # both ASCII: the Latin forms are these
+        return _ascii_word_match(query[3], name[3])
+    best = _pair_word_match(query[3], name[3], _word_similarity)
+    if best < 1.0:
+        wanted, words = _latin(query)[2], _latin(name)[2]
+        best = max(best, _ascii_word_match(wanted, words))
     return best
 
 
-def _pair_word_match(query: str, name: str) -> float:
+def _pair_word_match(
+    wanted: _Words, words: _Words, similarity_of: Callable[[str, str], float]
+) -> float:
     """The mean over the query's words of each one's best match among the name's words."""
-    wanted, words = _words(query), _words(name)
     if not wanted or not words:
         return 0.0
     # Loops rather than nested generators: this runs for every candidate.
@@ -136,7 +163,7 @@ def _pair_word_match(query: str, name: str) -> float:
     for each in wanted:
         best = 0.0
         for word in words:
-            similarity = _word_similarity(each, word)
+            similarity = similarity_of(each, word)
             if similarity > best:
                 best = similarity
                 if best == 1.0:
@@ -145,10 +172,31 @@ def _pair_word_match(query: str, name: str) -> float:
     return total / len(wanted)
 
 
-@lru_cache(maxsize=1 << 16)
-def _words(text: str) -> tuple[str, ...]:
-    """The words of a folded text, kept: a query's are split once, not per candidate."""
-    return tuple(text.split())
+def _ascii_word_match(wanted: _Words, words: _Words) -> float:
+    """`_pair_word_match` of ASCII words, with `_word_similarity` inlined and not kept.
+
+    Computing an ASCII pair costs about what a cache lookup does, and this
+    runs for every candidate. A query word found among the name's words
+    scores 1.0 without a comparison; two different words score below 1.0.
+    """
+    if not wanted or not words:
+        return 0.0
+    winkler_of, distance_of = _ASCII
+    total = 0.0
+    for each in wanted:
+        if each in words:
+            total += 1.0
+            continue
+        best = 0.0
+        size = len(each)
+        for word in words:
+            longest = size if size > len(word) else len(word)
+            edits = 1.0 - distance_of(each, word) / longest
+            similarity = float(winkler_of(each, word) + edits) / 2
+            if similarity > best:
+                best = similarity
+        total += best
+    return total / len(wanted)
 
 
 def word_match_similarity(query: str, name: str) -> float:
@@ -183,30 +231,44 @@ def lexical_score(query: str, entity: Entity) -> float:
     gives a non-string `entity_type`.
     """
     wanted = _forms(query)
-    best = 0.0
-    # Each distinct pair of folded and Latin forms is scored once: two names
-    # may fold alike and romanize apart ("µ" and "μ").
-    scored: set[tuple[str, tuple[str, str] | None]] = set()
-    name, normalized = entity.name, entity.normalized_name
+    name = entity.name
+    forms = _forms(name)
+    best = _similarity(wanted, forms)
+    if best < WORD_MATCH_WEIGHT:  # else the word match cannot raise it
+        best = max(best, WORD_MATCH_WEIGHT * _word_match(wanted, forms))
+    if best == 1.0:  # nothing scores above one
+        return best
+    properties = entity.properties
     # An ASCII name's `normalize_name` folds to the name's own form (folding
     # starts with normalizing), so such a `normalized_name` is not folded
     # again. Outside ASCII casefolding can change the romanization ("µ"
     # casefolds to the Greek "μ"), so both are compared.
-    same = normalized == name or (
-        len(name) <= MAX_NAME_CHARS and name.isascii() and normalized == normalize_name(name)
+    normalized = entity.normalized_name
+    others = (
+        []
+        if normalized == name
+        or (len(name) <= MAX_NAME_CHARS and name.isascii() and normalized == normalize_name(name))
+        else [normalized]
     )
-    for index, each in enumerate(entity_names(entity)):
-        if index == 1 and same:  # `entity_names` yields the normalized name second
-            continue
-        forms = _forms(each)
-        if (forms[0], forms[2]) not in scored:
-            scored.add((forms[0], forms[2]))
-            best = max(best, _similarity(wanted, forms))
-            if best < WORD_MATCH_WEIGHT:  # else the word match cannot raise it
-                best = max(best, WORD_MATCH_WEIGHT * _word_match(wanted, forms))
-    if best == 1.0 or not entity.properties:
+    aliases = properties.get(ALIASES_PROPERTY) if properties else None
+    if isinstance(aliases, list):
+        others.extend(alias for alias in aliases if isinstance(alias, str))
+    if others:
+        # Each distinct pair of folded and Latin forms is scored once: two
+        # names may fold alike and romanize apart ("µ" and "μ").
+        scored = {(forms[0], forms[2])}
+        for each in others:
+            forms = _forms(each)
+            if (forms[0], forms[2]) not in scored:
+                scored.add((forms[0], forms[2]))
+                best = max(best, _similarity(wanted, forms))
+                if best < WORD_MATCH_WEIGHT:
+                    best = max(best, WORD_MATCH_WEIGHT * _word_match(wanted, forms))
+        if best == 1.0:
+            return best
+    if not properties:
         return best
-    for value in entity.properties.values():
+    for value in properties.values():
         if isinstance(value, str):
             best = max(best, PROPERTY_WEIGHT * _similarity(wanted, _forms(value)))
     return best

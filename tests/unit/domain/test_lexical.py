@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+import jellyfish
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from rapidfuzz.distance import JaroWinkler, Levenshtein
 
-from redstring.domain.lexical import PROPERTY_WEIGHT, lexical_score
+from redstring.domain.lexical import (
+    PROPERTY_WEIGHT,
+    WORD_MATCH_WEIGHT,
+    lexical_score,
+    name_similarity,
+    word_match_similarity,
+)
+from redstring.domain.names import entity_names
 from redstring.testing.factories import make_entity
+
+#: What a folded ASCII text is made of: small letters, digits, single spaces.
+_FOLDED_ASCII = st.text(alphabet="abcdez09 ", max_size=80).map(lambda text: " ".join(text.split()))
+#: Names for a reference check: ASCII, accents, and scripts that romanize.
+_NAMES = st.text(alphabet="AdaLove é-µμЖж北 ,", min_size=1, max_size=14).filter(str.strip)
 
 
 def test_an_exact_name_scores_one() -> None:
@@ -86,3 +102,49 @@ def test_the_best_field_wins_rather_than_the_fields_summing() -> None:
 def test_the_score_stays_within_zero_and_one() -> None:
     entity = make_entity(name="Ada Lovelace", properties={"a": "Ada Lovelace"})
     assert 0.0 <= lexical_score("Ada Lovelace", entity) <= 1.0
+
+
+@given(_FOLDED_ASCII, _FOLDED_ASCII)
+@example("a", "b")
+@example("ab", "ba")
+@example("a", "")
+@example("martha", "marhta")
+@example("dwayne", "duane")
+@example("a" * 64 + "b", "a" * 65)  # past one 64-bit word, rapidfuzz works in blocks
+@example("abcde " * 40, "abcde " * 39 + "abcdz")
+def test_ascii_texts_are_compared_exactly_as_jellyfish_compares_them(left: str, right: str) -> None:
+    """Folded ASCII pairs go to rapidfuzz for speed (ADR 0043): every value must be jellyfish's."""
+    if left or right:  # two empty texts are equal, and equal texts never reach either
+        assert JaroWinkler.similarity(left, right) == jellyfish.jaro_winkler_similarity(left, right)
+    assert Levenshtein.distance(left, right) == jellyfish.levenshtein_distance(left, right)
+
+
+@settings(max_examples=300)
+@given(
+    _NAMES,
+    _NAMES,
+    st.none() | _NAMES,
+    st.lists(_NAMES, max_size=2),
+    st.dictionaries(st.sampled_from(["city", "title"]), _NAMES, max_size=2),
+)
+@example("Ada", "Ada", None, [], {})
+@example("ada lovelace", "Lovelace Ada", None, [], {})
+@example("µ", "x", "µ", ["μ"], {})
+@example("Lovelace", "Byron", None, ["Ada Lovelace"], {"title": "Lovelace"})
+@example("Zz", "Ada", "ada", [], {"city": "Zz"})
+def test_the_score_is_the_best_of_what_its_docstring_lists(
+    query: str, name: str, normalized: str | None, aliases: list[str], others: dict[str, str]
+) -> None:
+    """Whatever the shortcuts, the value is the documented maximum, to the last bit."""
+    fields: dict[str, object] = {"name": name, "properties": {**others, "aliases": aliases}}
+    if normalized is not None:
+        fields["normalized_name"] = normalized
+    entity = make_entity(**fields)
+    expected = max(
+        max(name_similarity(query, each), WORD_MATCH_WEIGHT * word_match_similarity(query, each))
+        for each in entity_names(entity)
+    )
+    for value in entity.properties.values():
+        if isinstance(value, str):
+            expected = max(expected, PROPERTY_WEIGHT * name_similarity(query, value))
+    assert lexical_score(query, entity) == expected

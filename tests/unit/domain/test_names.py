@@ -53,6 +53,16 @@ def test_folding_is_idempotent_and_never_longer_in_words(text: str) -> None:
     assert once == " ".join(once.split())
 
 
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=30))
+@example("AZaz09")
+@example("@[`{/:")  # the neighbours of the letters and digits
+@example("a\x00b\x1fc\x7fd")
+@example("x_y-z")
+def test_ascii_folds_as_the_unicode_rule_folds(text: str) -> None:
+    """ASCII takes a byte-table shortcut; a combining mark sends the same text the long way."""
+    assert fold_name(text) == fold_name(text + "\u0301")
+
+
 @pytest.mark.parametrize(
     ("name", "latin"),
     [

@@ -4,7 +4,7 @@ Entities are frozen models; the store keeps its own copy of each one's
 `properties` and hands out a fresh copy on every read, so nothing a caller
 holds can reach what the store holds. Blocking keys and normalized names are
 indexed per tenant, so a key lookup touches only the entities that carry it;
-name units are indexed in a `_NameIndex` (see its docstring).
+name units are indexed in a `_NameIndex` (see `redstring.graph.name_index`).
 
 A tenant's entities are keyed by `id.int`, not by the `UUID`: hashing an int
 is done in C, hashing a `UUID` is a Python call, and a write makes several.
@@ -18,18 +18,14 @@ See ADR 0035.
 
 from __future__ import annotations
 
-from array import array
 from collections import defaultdict
-from typing import TYPE_CHECKING, Final
-
-import numpy as np
+from typing import TYPE_CHECKING, Final, cast
 
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.json_safety import copy_json
 from redstring.domain.merging import check_merge, repoint
 from redstring.domain.names import (
-    MIN_SHARED_UNITS,
     NAME_CANDIDATE_LIMIT,
     entity_name_units,
     query_name_units,
@@ -49,6 +45,7 @@ from redstring.domain.validation import (
     check_relationships,
     check_tenant_id,
 )
+from redstring.graph.name_index import UnitPostings
 from redstring.graph.stored import copy_entity
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
@@ -137,37 +134,28 @@ def _members(index: dict[str, _Members], key: str) -> Iterable[int]:
     return (held,) if isinstance(held, int) else held
 
 
-_LOW_64: Final = (1 << 64) - 1
 #: Below this many dead rows a `_NameIndex` never compacts.
 _COMPACT_AFTER: Final = 1024
 #: From this many entities a batch's postings are grouped with numpy.
 _BULK_POSTINGS: Final = 256
 
 
-class _NameIndex:
-    """One tenant's name units, as an inverted index that numpy counts.
+class _NameIndex(UnitPostings):
+    """One tenant's name units (see `UnitPostings`), each row holding its stored entity.
 
-    Each indexed entity holds a row number; each unit maps to an `array` of
-    the rows carrying it. A lookup concatenates the query units' rows and
-    counts them with `numpy.bincount`, so its cost is the number of postings
-    read, in C, never a walk over the tenant. Replacing an entity marks its
-    old row dead and appends a new one; the rows are rebuilt once more are
-    dead than alive. The id of each row is kept as two 64-bit halves, so
-    that ties in the count break by `str(id)` (the UUID's integer order)
-    inside numpy too. Rows hold the stored entities themselves, so a lookup
-    returns them without a dict lookup each.
+    Each indexed entity holds a row, found by its `id.int`. Replacing an
+    entity marks its old row dead and appends a new one; the tenant rebuilds
+    the index once more rows are dead than alive. Rows hold the stored
+    entities themselves, so a lookup returns them without a dict lookup
+    each.
     """
 
-    __slots__ = ("alive", "dead", "entities", "high", "low", "postings", "row_of")
+    __slots__ = ("entities", "row_of")
 
     def __init__(self) -> None:
-        self.postings: dict[str, array[int]] = {}
+        super().__init__()
         self.entities: list[Entity | None] = []
         self.row_of: dict[int, int] = {}
-        self.alive = bytearray()
-        self.high: array[int] = array("Q")
-        self.low: array[int] = array("Q")
-        self.dead = 0
 
     def put_many(self, batch: dict[int, Entity]) -> None:
         """Index each entity of `batch` (keyed by `id.int`) under a new row, retiring old rows."""
@@ -175,57 +163,21 @@ class _NameIndex:
         for key in batch:
             if key in row_of:
                 self.remove(key)
-        start = len(self.entities)
+        keys = list(batch)
+        start = self._add_rows(keys)
         self.entities.extend(batch.values())
-        row_of.update(zip(batch, range(start, start + len(batch)), strict=True))
-        self.alive.extend(bytes([1]) * len(batch))
-        self.high.extend([key >> 64 for key in batch])
-        self.low.extend([key & _LOW_64 for key in batch])
+        row_of.update(zip(keys, range(start, start + len(keys)), strict=True))
         if len(batch) < _BULK_POSTINGS:
-            postings = self.postings
             for row, entity in enumerate(batch.values(), start):
-                for unit in entity_name_units(entity):
-                    rows = postings.get(unit)
-                    if rows is None:
-                        rows = postings[unit] = array("i")
-                    rows.append(row)
+                self._post(row, entity_name_units(entity))
             return
-        self._post_in_bulk(batch, start)
-
-    def _post_in_bulk(self, batch: dict[int, Entity], start: int) -> None:
-        """`put_many`'s postings for a large batch: grouped by numpy, one `extend` per unit.
-
-        The same postings as appending row by row, in the same (ascending)
-        order within each unit, with the per-posting work in C.
-        """
-        units: list[str] = []
-        counts: list[int] = []
-        for entity in batch.values():
-            held = entity_name_units(entity)
-            units.extend(held)
-            counts.append(len(held))
-        distinct = dict.fromkeys(units)
-        code_of = dict(zip(distinct, range(len(distinct)), strict=True))
-        codes = np.fromiter(map(code_of.__getitem__, units), dtype=np.intp, count=len(units))
-        rows = np.repeat(np.arange(start, start + len(batch), dtype=np.int32), counts)
-        grouped = rows[np.argsort(codes, kind="stable")]
-        ends = np.cumsum(np.bincount(codes, minlength=len(distinct))).tolist()
-        postings = self.postings
-        begin = 0
-        for unit, end in zip(distinct, ends, strict=True):
-            block = grouped[begin:end].tobytes()
-            begin = end
-            existing = postings.get(unit)
-            if existing is None:
-                existing = postings[unit] = array("i")
-            existing.frombytes(block)
+        self._post_in_bulk([entity_name_units(entity) for entity in batch.values()], start)
 
     def remove(self, key: int) -> None:
         """Retire the row of the entity whose `id.int` is `key`; it must have one."""
         row = self.row_of.pop(key)
-        self.alive[row] = 0
+        self._retire(row)
         self.entities[row] = None
-        self.dead += 1
 
     def needs_compacting(self) -> bool:
         """More dead rows than live ones, and more than a handful."""
@@ -233,28 +185,9 @@ class _NameIndex:
 
     def find(self, query_units: Iterable[str], limit: int) -> list[Entity]:
         """The stored entities of the best `limit` candidates, by shared units then `str(id)`."""
-        postings = self.postings
-        units = [postings[unit] for unit in query_units if unit in postings]
-        if not units or limit == 0:
-            return []
-        rows = np.concatenate([np.frombuffer(each, dtype=np.int32) for each in units])
-        # Counted up to the highest row read, not over the whole tenant; dead
-        # rows are dropped from the few that pass, not zeroed in every count.
-        counts = np.bincount(rows)
-        found = np.flatnonzero(counts >= MIN_SHARED_UNITS)
-        if self.dead:
-            found = found[np.frombuffer(self.alive, dtype=np.uint8)[found] != 0]
-        if found.size > limit:
-            # Keep every row that could be among the best `limit`: all those
-            # sharing at least the `limit`-th largest count.
-            shared = counts[found]
-            cut = np.partition(shared, found.size - limit)[found.size - limit]
-            found = found[shared >= cut]
-        high = np.frombuffer(self.high, dtype=np.uint64)[found]
-        low = np.frombuffer(self.low, dtype=np.uint64)[found]
-        order = np.lexsort((low, high, -counts[found]))[:limit]
-        entities = self.entities
-        return [entities[row] for row in found[order].tolist()]
+        # A row found is alive, so its entity is there.
+        entities = cast("list[Entity]", self.entities)
+        return [entities[row] for row in self.best_rows(query_units, limit)]
 
 
 class _Tenant:

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+from uuid import UUID
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from redstring.domain.ids import EntityId
+from redstring.domain.names import MIN_SHARED_UNITS, entity_name_units, query_name_units
+from redstring.graph import name_index
 from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.ports.graph_store import GraphStore
-from redstring.testing.factories import TENANT, make_entity
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
 from redstring.testing.graph_store import GraphStoreCompliance
 
 
@@ -14,6 +24,73 @@ class TestInMemoryGraphStore(GraphStoreCompliance):
 
     def test_it_satisfies_the_port(self) -> None:
         assert isinstance(InMemoryGraphStore(), GraphStore)
+
+
+class TestInMemoryGraphStoreWalkingItsNameIndex(GraphStoreCompliance):
+    """The same contract with every name lookup taking the staged walk a large tenant takes."""
+
+    @pytest.fixture(autouse=True)
+    def _walk_at_any_size(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(name_index, "_COUNT_ALL_BELOW", 0)
+
+    def new_store(self) -> GraphStore:
+        return InMemoryGraphStore()
+
+
+_WORDS = ["ab", "aab", "abab", "ba", "bab", "abba", "b"]
+_names = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3).map(" ".join)
+
+
+@given(
+    mine=st.lists(_names, min_size=1, max_size=6),
+    theirs=st.lists(_names, min_size=1, max_size=6),
+    gone=st.sets(st.integers(0, 5), max_size=3),
+    query=_names,
+    limit=st.integers(1, 8),
+    walk=st.booleans(),
+)
+# The same ids and the same names in both tenants, one of them deleted in one.
+@example(
+    mine=["ab ba", "ab ba"], theirs=["ab ba", "ab ba"], gone={0}, query="ab ba", limit=1, walk=True
+)
+def test_name_candidates_never_cross_tenants_that_share_ids(
+    mine: list[str], theirs: list[str], gone: set[int], query: str, limit: int, walk: bool
+) -> None:
+    ids = [EntityId(UUID(int=number + 1)) for number in range(6)]
+
+    async def lookups() -> tuple[list[EntityId], list[EntityId]]:
+        store = InMemoryGraphStore()
+        await store.upsert_entities(
+            [make_entity(id=i, name=n) for i, n in zip(ids, mine, strict=False)]
+        )
+        await store.upsert_entities(
+            [
+                make_entity(id=i, name=n, tenant_id=OTHER_TENANT)
+                for i, n in zip(ids, theirs, strict=False)
+            ]
+        )
+        for number in gone:
+            await store.delete_entity(ids[number], TENANT)
+        held = await store.find_entities(TENANT)
+        units = set(query_name_units(query))
+        shared = {entity.id: len(entity_name_units(entity) & units) for entity in held}
+        expected = sorted(
+            (entity_id for entity_id, count in shared.items() if count >= MIN_SHARED_UNITS),
+            key=lambda entity_id: (-shared[entity_id], str(entity_id)),
+        )[:limit]
+        found = await store.find_name_candidates(query, TENANT, limit=limit)
+        for entity in found:
+            assert entity.tenant_id == TENANT
+            assert entity.name == mine[ids.index(entity.id)]
+        other = await store.find_name_candidates(query, OTHER_TENANT, limit=limit)
+        assert all(entity.tenant_id == OTHER_TENANT for entity in other)
+        return [entity.id for entity in found], expected
+
+    with pytest.MonkeyPatch.context() as patch:
+        if walk:
+            patch.setattr(name_index, "_COUNT_ALL_BELOW", 0)
+        found, expected = asyncio.run(lookups())
+    assert found == expected
 
 
 async def test_entities_without_properties_share_nothing_a_reader_can_change() -> None:
