@@ -74,6 +74,9 @@ _COMPONENT: Final = "vector"
 _FLOAT32_EPSILON: Final = float(np.finfo(np.float32).eps)
 #: pgvector's ceiling on `hnsw.ef_search`; a larger `k` is reached by its iterative scan.
 _MAX_EF_SEARCH: Final = 1_000
+#: Postgres's ceilings on `maintenance_work_mem` (in MB) and `max_parallel_maintenance_workers`.
+_MAX_BUILD_MEMORY_MB: Final = 2_097_151
+_MAX_BUILD_WORKERS: Final = 1_024
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _COPY_HEADER: Final = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
 _COPY_TRAILER: Final = struct.pack(">h", -1)
@@ -95,6 +98,14 @@ class HnswIndex:
     Tenant and type filters use pgvector's iterative scan (`relaxed_order`),
     so a filtered search still returns `k` matches when the tenant holds them.
 
+    `build_memory_mb` and `build_workers` apply only to the transaction in
+    which the store creates the index (`maintenance_work_mem` and
+    `max_parallel_maintenance_workers`); `None` keeps the server's setting.
+    Creating the index over rows already stored is fast only when its graph
+    fits in that memory, about 2.2 KB per 384-dimensional vector at `m` 16
+    (so 2,200 MB for a million): past it pgvector goes on building, many
+    times slower. The server must be able to give the build that much.
+
     Raises:
         ValueError: a parameter is outside pgvector's range.
     """
@@ -102,13 +113,19 @@ class HnswIndex:
     m: int = 16
     ef_construction: int = 200
     ef_search: int = 200
+    build_memory_mb: int | None = None
+    build_workers: int | None = None
 
     def __post_init__(self) -> None:
         for name, value, low, high in (
             ("m", self.m, 2, 100),
             ("ef_construction", self.ef_construction, 4, 1000),
             ("ef_search", self.ef_search, 1, 1000),
+            ("build_memory_mb", self.build_memory_mb, 1, _MAX_BUILD_MEMORY_MB),
+            ("build_workers", self.build_workers, 0, _MAX_BUILD_WORKERS),
         ):
+            if value is None and name.startswith("build_"):
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise ValueError(f"{name} must be an integer within {low}..{high}, got {value!r}")
         if self.ef_construction < 2 * self.m:
@@ -164,6 +181,16 @@ def _copy_rows(
 def _index_settings(ef_search: int) -> dict[str, str]:
     """The server settings an index search runs with."""
     return {"hnsw.ef_search": str(ef_search), "hnsw.iterative_scan": "relaxed_order"}
+
+
+def _build_settings(index: HnswIndex) -> dict[str, str]:
+    """The server settings the index is created with, beyond the server's own."""
+    settings: dict[str, str] = {}
+    if index.build_memory_mb is not None:
+        settings["maintenance_work_mem"] = f"{index.build_memory_mb}MB"
+    if index.build_workers is not None:
+        settings["max_parallel_maintenance_workers"] = str(index.build_workers)
+    return settings
 
 
 async def _chunked(pieces: Iterator[bytes]) -> AsyncIterator[bytes]:
@@ -458,6 +485,8 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
                         store=client.store, expected=held, actual=self._model
                     )
             if self._index is not None:
+                for name, value in _build_settings(self._index).items():
+                    await connection.execute("SELECT set_config($1, $2, true)", name, value)
                 await connection.execute(
                     sql.index.format(m=self._index.m, ef_construction=self._index.ef_construction)
                 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+import asyncpg
 import numpy as np
 import pytest
 
@@ -27,6 +28,8 @@ from redstring.testing.vector_store import (
 from redstring.vector.adapters.postgres import HnswIndex, PostgresVectorStore
 
 if TYPE_CHECKING:
+    from asyncpg.pool import PoolConnectionProxy
+
     from redstring.domain.ids import EntityId, TenantId
     from tests.postgres import PostgresSchemas
 
@@ -101,6 +104,12 @@ def test_a_blank_model_is_refused(bad: str) -> None:
         ({"ef_construction": 5000}, "ef_construction must be"),
         ({"ef_search": 0}, "ef_search must be"),
         ({"m": 40, "ef_construction": 64}, r"at least 2 \* m"),
+        ({"build_memory_mb": 0}, "build_memory_mb must be"),
+        ({"build_memory_mb": 2_097_152}, "build_memory_mb must be"),
+        ({"build_memory_mb": "1GB"}, "build_memory_mb must be"),
+        ({"build_workers": -1}, "build_workers must be"),
+        ({"build_workers": 1_025}, "build_workers must be"),
+        ({"build_workers": False}, "build_workers must be"),
     ],
 )
 def test_an_hnsw_index_outside_pgvectors_range_is_refused(
@@ -116,6 +125,12 @@ def test_an_index_must_be_an_hnsw_index_of_at_most_2000_dimensions() -> None:
     with pytest.raises(ValueError, match="2000"):
         PostgresVectorStore("postgresql://x/y", dimension=2001, index=HnswIndex())
     PostgresVectorStore("postgresql://x/y", dimension=2000, index=HnswIndex())
+
+
+def test_an_hnsw_index_takes_its_build_settings_at_their_bounds() -> None:
+    assert HnswIndex(build_memory_mb=1, build_workers=0).build_workers == 0
+    assert HnswIndex(build_memory_mb=2_097_151, build_workers=1_024).build_memory_mb == 2_097_151
+    assert HnswIndex().build_memory_mb is None
 
 
 # -- the exact search's held copy, kept current ----------------------------------------
@@ -207,6 +222,41 @@ async def test_a_tenant_filtered_index_search_still_returns_k(postgres: Postgres
     assert {match.entity_id for match in matches} <= {record.entity_id for record in mine}
 
 
+async def _index_build_notices(postgres: PostgresSchemas, index: HnswIndex) -> list[str]:
+    """The server's notices while a store creates `index` over 3,000 stored vectors."""
+    schema = postgres.new_schema()
+    rng = np.random.default_rng(5)
+    await postgres.vector_store(64, schema).upsert_many(
+        [
+            VectorRecord(entity_id=entity_id(n), tenant_id=TENANT, vector=rng.normal(size=64))
+            for n in range(1, 3001)
+        ]
+    )
+    notices: list[str] = []
+
+    async def listen(connection: PoolConnectionProxy, /) -> None:
+        connection.add_log_listener(lambda _, message: notices.append(str(message)))
+
+    # A listener is dropped when the store releases the connection: add it on each acquire.
+    async with asyncpg.create_pool(postgres.dsn, min_size=1, max_size=1, setup=listen) as pool:
+        store = PostgresVectorStore(pool=pool, dimension=64, schema=schema, index=index)
+        async with store:
+            assert len(await store.search(rng.normal(size=64), TENANT, k=3)) == 3
+    return notices
+
+
+@pytest.mark.filterwarnings("ignore:.*active log listener:asyncpg.InterfaceWarning")
+async def test_the_index_is_built_with_the_memory_it_is_given(postgres: PostgresSchemas) -> None:
+    """The server says when the graph outgrows `maintenance_work_mem`: at 1 MB, not by default.
+
+    Seen red with the build settings left unapplied (no notice at 1 MB).
+    """
+    small = await _index_build_notices(postgres, HnswIndex(build_memory_mb=1, build_workers=0))
+    assert any("maintenance_work_mem" in notice for notice in small)
+    default = await _index_build_notices(postgres, HnswIndex())
+    assert not any("maintenance_work_mem" in notice for notice in default)
+
+
 async def test_a_vector_written_and_deleted_elsewhere_meanwhile_is_simply_absent(
     postgres: PostgresSchemas,
 ) -> None:
@@ -277,7 +327,8 @@ def test_the_representation_names_the_mode_and_state() -> None:
     store = PostgresVectorStore("postgresql://x/y", dimension=4, index=HnswIndex())
     assert repr(store) == (
         "PostgresVectorStore(dimension=4, "
-        "HnswIndex(m=16, ef_construction=200, ef_search=200), open)"
+        "HnswIndex(m=16, ef_construction=200, ef_search=200, "
+        "build_memory_mb=None, build_workers=None), open)"
     )
     asyncio.run(store.close())
     assert repr(PostgresVectorStore("postgresql://x/y", dimension=4)).endswith("exact, open)")
