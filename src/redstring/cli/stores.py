@@ -40,8 +40,11 @@ POSTGRES_SCHEMES: Final = ("postgresql://", "postgres://")
 
 
 def is_postgres(location: str) -> bool:
-    """Whether `location` is a Postgres URL rather than a SQLite file."""
-    return location.startswith(POSTGRES_SCHEMES)
+    """Whether `location` is a Postgres URL rather than a SQLite file.
+
+    The scheme is matched whatever its case, as the driver reads it.
+    """
+    return location[: len(POSTGRES_SCHEMES[0])].lower().startswith(POSTGRES_SCHEMES)
 
 
 def shown(location: str) -> str:

@@ -103,12 +103,13 @@ def test_importing_with_another_embedding_choice_is_refused(database: str, peopl
     assert "entities without vectors" in err
 
 
-def test_an_unreachable_server_is_one_line_without_the_password() -> None:
-    location = "postgresql://app:secret@127.0.0.1:1/app"
+@pytest.mark.parametrize("scheme", ["postgresql", "POSTGRESQL", "Postgres"])
+def test_an_unreachable_server_is_one_line_without_the_password(scheme: str) -> None:
+    location = f"{scheme}://app:secret@127.0.0.1:1/app"
     status, _, err = run("stats", "--db", location)
     assert status == 1
     assert "secret" not in err
-    assert "postgresql://app:***@127.0.0.1:1/app" in err
+    assert f"{scheme}://app:***@127.0.0.1:1/app" in err
 
 
 async def test_of_two_imports_racing_with_different_models_one_claims_the_schema(
@@ -163,6 +164,9 @@ async def test_of_two_imports_racing_with_different_models_one_claims_the_schema
             "postgresql://db/app?user=password&passwords=x",
         ),
         ("postgresql://db/app#?password=x", "postgresql://db/app#?password=x"),
+        ("POSTGRESQL://app:pw@db/app", "POSTGRESQL://app:***@db/app"),
+        ("Postgres://app:pw@db/app?PASSWORD=pw2", "Postgres://app:***@db/app?PASSWORD=***"),
+        ("postgresql.db", "postgresql.db"),
     ],
 )
 def test_a_location_is_shown_without_its_password(location: str, expected: str) -> None:
