@@ -30,10 +30,9 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from redstring.domain.blocking import query_blocking_keys
-from redstring.domain.entity import Entity
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.lexical import lexical_score
@@ -54,6 +53,7 @@ from redstring.ports.vector_store import VectorReader
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId, TenantId
     from redstring.domain.vector import VectorMatch
 
@@ -67,53 +67,6 @@ _LEXICAL_CANDIDATES = 50
 def _evidence(semantic: float | None, lexical: float | None) -> float:
     """What breaks a tie in the fused score: the component scores, summed."""
     return (semantic or 0.0) + (lexical or 0.0)
-
-
-_new: Final = object.__new__
-_set_attribute: Final = object.__setattr__
-
-
-def _scored(
-    entity: Entity, score: float, semantic: float | None, lexical: float | None
-) -> ScoredEntity:
-    """The `ScoredEntity`, built without running the validator when it would change nothing.
-
-    A retrieval builds up to `k` of them from values already checked (an
-    `Entity` from the graph, scores from the channels), and validating them
-    again costs about a third more than building them. Values the validator
-    would convert or refuse (not an `Entity`, a score that is not a `float`,
-    a component score outside `0..1`) still go through it, and are converted
-    or refused exactly as before.
-    """
-    if not (
-        type(score) is float
-        and isinstance(entity, Entity)
-        and (semantic is None or (type(semantic) is float and 0.0 <= semantic <= 1.0))
-        and (lexical is None or (type(lexical) is float and 0.0 <= lexical <= 1.0))
-    ):
-        return ScoredEntity(entity=entity, score=score, semantic=semantic, lexical=lexical)
-    scored = _new(ScoredEntity)
-    _set_attribute(
-        scored,
-        "__dict__",
-        {"entity": entity, "score": score, "semantic": semantic, "lexical": lexical},
-    )
-    _set_attribute(scored, "__pydantic_fields_set__", {"entity", "score", "semantic", "lexical"})
-    _set_attribute(scored, "__pydantic_extra__", None)
-    _set_attribute(scored, "__pydantic_private__", None)
-    return scored
-
-
-def _result(query: str, matches: list[ScoredEntity]) -> RetrievalResult:
-    """The `RetrievalResult`, built as `_scored` builds a match."""
-    if type(query) is not str:
-        return RetrievalResult(query=query, matches=matches)
-    result = _new(RetrievalResult)
-    _set_attribute(result, "__dict__", {"query": query, "matches": matches})
-    _set_attribute(result, "__pydantic_fields_set__", {"query", "matches"})
-    _set_attribute(result, "__pydantic_extra__", None)
-    _set_attribute(result, "__pydantic_private__", None)
-    return result
 
 
 class Retriever:
@@ -205,7 +158,7 @@ class Retriever:
                 "without embeddings and vectors, so only 'lexical' is available"
             )
         if k == 0 or entity_types == []:
-            return _result(query, [])
+            return RetrievalResult(query=query, matches=[])
 
         # The channels share nothing until fusion, so when both are on they
         # run concurrently: the embedding call and the graph lookup overlap.
@@ -258,14 +211,14 @@ class Retriever:
             if found is not None:
                 lexical_match = lexical_scores.get(key)
                 matches.append(
-                    _scored(
-                        found,
-                        score,
-                        semantic_scores.get(key),
-                        None if lexical_match is None else lexical_match[1],
+                    ScoredEntity(
+                        entity=found,
+                        score=score,
+                        semantic=semantic_scores.get(key),
+                        lexical=None if lexical_match is None else lexical_match[1],
                     )
                 )
-        return _result(query, matches)
+        return RetrievalResult(query=query, matches=matches)
 
     async def _semantic(
         self,

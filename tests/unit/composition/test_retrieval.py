@@ -23,7 +23,6 @@ from redstring import (
     Retriever,
     ScoredEntity,
 )
-from redstring.composition.retrieval import _result, _scored
 from redstring.domain.blocking import prefix_key_for_name, soundex_key_for_name
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.limits import MAX_LIMIT, MAX_QUERY_LENGTH
@@ -677,20 +676,20 @@ async def test_a_result_is_what_validating_its_fields_would_build() -> None:
 
 def test_a_score_the_validator_would_convert_or_refuse_still_goes_through_it() -> None:
     entity = make_entity(name="Ada Lovelace")
-    converted = _scored(entity, np.float64(1 / 61), np.float64(0.25), None)
+    converted = ScoredEntity(entity=entity, score=np.float64(1 / 61), semantic=np.float64(0.25))
     assert type(converted.score) is float
     assert type(converted.semantic) is float
     assert converted == ScoredEntity(entity=entity, score=1 / 61, semantic=0.25)
     for semantic, lexical in ((1.5, None), (None, -0.25), (math.nan, None)):
         with pytest.raises(ValidationError):
-            _scored(entity, 1 / 61, semantic, lexical)
-    assert _scored(entity, 1 / 61, 0.0, 1.0).lexical == 1.0
+            ScoredEntity(entity=entity, score=1 / 61, semantic=semantic, lexical=lexical)
+    assert ScoredEntity(entity=entity, score=1 / 61, semantic=0.0, lexical=1.0).lexical == 1.0
 
 
 def test_a_query_the_validator_would_convert_still_goes_through_it() -> None:
     class Text(str):
         __slots__ = ()
 
-    result = _result(Text("Ada"), [])
+    result = RetrievalResult(query=Text("Ada"), matches=[])
     assert type(result.query) is str
     assert result == RetrievalResult(query="Ada", matches=[])
