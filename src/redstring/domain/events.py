@@ -303,11 +303,11 @@ class EntityDeleted(BaseModel):
         return _utc(value)
 
 
+#: The kinds of event, each a model.
+_EVENT_TYPES = DocumentExtracted | EntitiesEmbedded | EntitiesMerged | MergeUndone | EntityDeleted
+
 #: Any event, discriminated on `kind`.
-type Event = Annotated[
-    DocumentExtracted | EntitiesEmbedded | EntitiesMerged | MergeUndone | EntityDeleted,
-    Field(discriminator="kind"),
-]
+type Event = Annotated[_EVENT_TYPES, Field(discriminator="kind")]
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
@@ -318,9 +318,7 @@ def event_to_json(event: Event) -> str:
     Raises:
         ValueError: `event` is not an event.
     """
-    if not isinstance(
-        event, DocumentExtracted | EntitiesEmbedded | EntitiesMerged | MergeUndone | EntityDeleted
-    ):
+    if not isinstance(event, _EVENT_TYPES):
         raise ValueError(f"event must be an event, got {type(event).__name__} {event!r:.80}")
     return event.model_dump_json()
 
