@@ -24,7 +24,7 @@ bound parameter. Needs the `postgres` extra. Design: ADRs 0031 and 0037.
 from __future__ import annotations
 
 import asyncio
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
@@ -361,7 +361,9 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         self._sql = _Sql(self._client.schema)
         self._ready = False
         self._cache_size = cache_size
-        self._held: dict[tuple[TenantId, EntityId], tuple[int, Entity]] = {}
+        # Oldest first; `popitem(last=False)` forgets one in constant time, where a
+        # dict's first key is found by a scan past every slot emptied since it grew.
+        self._held: OrderedDict[tuple[TenantId, EntityId], tuple[int, Entity]] = OrderedDict()
         self._names: dict[TenantId, tuple[int, NameIndex]] = {}
         self._refreshing: dict[TenantId, asyncio.Lock] = {}
 
@@ -760,10 +762,10 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
     ) -> None:
         """Keep a parsed entity at its revision, forgetting the oldest past `cache_size`."""
         held = self._held
-        held.pop((tenant_id, entity_id), None)
         held[tenant_id, entity_id] = (revision, entity)
+        held.move_to_end((tenant_id, entity_id))
         while len(held) > self._cache_size:
-            del held[next(iter(held))]
+            held.popitem(last=False)
 
     async def find_name_candidates(
         self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
