@@ -47,6 +47,18 @@ type Connection = PoolConnectionProxy | asyncpg.Connection
 type Isolation = Literal["read_committed", "repeatable_read", "serializable"]
 
 
+async def _keep_session(connection: asyncpg.Connection) -> None:
+    """Hand a released connection back to the pool as it is, without a round trip.
+
+    asyncpg's default sends `RESET ALL`, `UNLISTEN *`, `CLOSE ALL` and
+    `pg_advisory_unlock_all()` on every release: one more round trip per
+    store call. The adapters leave nothing in a session to reset: settings
+    are the pool's own (or `set_config(..., true)`, which ends with its
+    transaction), locks are transaction-scoped, and nothing listens or
+    keeps a cursor. asyncpg still rolls back a transaction left open.
+    """
+
+
 def check_schema_name(schema: str) -> str:
     """`schema`, once it is a plain lower-case SQL identifier (so it needs no escaping).
 
@@ -150,6 +162,7 @@ class PostgresClient:
                         min_size=1,
                         max_size=self._pool_size,
                         server_settings=self._settings,
+                        reset=_keep_session,
                     )
                     if self._closed:  # closed while the pool was opening
                         await pool.close()

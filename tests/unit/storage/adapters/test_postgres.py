@@ -115,6 +115,23 @@ async def test_a_pool_the_caller_owns_is_used_and_never_closed(postgres: Postgre
         assert await pool.fetchval(f"SELECT count(*) FROM {schema}.vector_records") == 1
 
 
+async def test_a_pool_the_store_opened_hands_connections_back_without_resetting_them(
+    postgres: PostgresSchemas,
+) -> None:
+    """The default release of asyncpg sends `RESET ALL` and more: a round trip per call.
+
+    The stores leave no session state to reset, so their own pools skip it:
+    a session setting survives the release (seen red with the default reset).
+    """
+    store = postgres.graph_store()
+    await store.find_entities(TENANT, limit=1)
+    client = store._client
+    async with client.connection() as connection:
+        await connection.execute("SELECT set_config('application_name', 'kept', false)")
+    async with client.connection() as connection:
+        assert await connection.fetchval("SHOW application_name") == "kept"
+
+
 async def test_a_store_that_opened_its_pool_closes_it(postgres: PostgresSchemas) -> None:
     store = postgres.graph_store()
     await store.upsert_entity(make_entity())
