@@ -74,6 +74,9 @@ _COMPONENT: Final = "vector"
 _FLOAT32_EPSILON: Final = float(np.finfo(np.float32).eps)
 #: pgvector's ceiling on `hnsw.ef_search`; a larger `k` is reached by its iterative scan.
 _MAX_EF_SEARCH: Final = 1_000
+#: An index search reads its `k` nearest candidates and at least this many more
+#: (`k` more when `k` is larger), before it reads all `ef_search` it visited.
+_FIRST_EXTRA: Final = 32
 #: Postgres's ceilings on `maintenance_work_mem` (in MB) and `max_parallel_maintenance_workers`.
 _MAX_BUILD_MEMORY_MB: Final = 2_097_151
 _MAX_BUILD_WORKERS: Final = 1_024
@@ -207,11 +210,6 @@ async def _chunked(pieces: Iterator[bytes]) -> AsyncIterator[bytes]:
         yield b"".join(buffer)
 
 
-def _vector_text(vector: NDArray[np.float64]) -> str:
-    """Pgvector's text form of a float32-rounded vector; each value reads back exactly."""
-    return "[" + ",".join(repr(value) for value in vector.tolist()) + "]"
-
-
 class _Sql:
     """Every statement the store runs, with its schema and the vector type filled in."""
 
@@ -298,7 +296,7 @@ class _Sql:
         nearest = f"""
             WITH candidates AS MATERIALIZED (
                 SELECT entity_id, entity_type, metadata, embedding,
-                       embedding OPERATOR({x}.<=>) $2::{x}.vector AS distance
+                       embedding OPERATOR({x}.<=>) $2::real[]::{x}.vector AS distance
                 FROM {s}.vector_records WHERE tenant_id = $1{{types}}
                 ORDER BY distance LIMIT $3
             )
@@ -651,26 +649,18 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
         min_score: float | None,
     ) -> list[VectorMatch]:
         assert self._index is not None
-        client, sql = await self._prepare()
-        # The index visits `ef_search` candidates anyway: rank them all, and
-        # fetch those within float32 rounding of the k-th, so that the exact
+        # The index hands out its candidates nearest first. Those within
+        # float32 rounding of the k-th travel back, so that the exact
         # rescoring below decides ties and near-ties at the cut as the exact
-        # search decides them.
+        # search decides them. Each candidate read costs a table row, so
+        # only the first few are read; when every one of them is within the
+        # margin, the margin may reach further, and the search is asked
+        # again for all it visits.
         candidates = max(self._index.ef_search, k)
-        margin = 4 * self._dimension * _FLOAT32_EPSILON
-        arguments: list[Any] = [tenant_id, _vector_text(query), candidates, k, margin]
-        if entity_types is not None:
-            arguments.append(list(entity_types))
-        statement = sql.nearest if entity_types is None else sql.nearest_of_types
-        if client.owns_pool and candidates == self._index.ef_search:
-            # The pool's connections start with the index settings: one round trip.
-            async with client.connection() as connection:
-                rows = await connection.fetch(statement, *arguments)
-        else:
-            async with client.transaction(readonly=True) as connection:
-                for name, value in _index_settings(min(candidates, _MAX_EF_SEARCH)).items():
-                    await connection.execute("SELECT set_config($1, $2, true)", name, value)
-                rows = await connection.fetch(statement, *arguments)
+        first = min(candidates, k + max(k, _FIRST_EXTRA))
+        rows = await self._nearest(query, tenant_id, k, entity_types, first, candidates)
+        if len(rows) == first < candidates:
+            rows = await self._nearest(query, tenant_id, k, entity_types, candidates, candidates)
         # The index's distances are float32 and, scanned iteratively, only
         # roughly ordered: rescore the candidates exactly.
         found: TenantRows[EntityId, str] = TenantRows(self._dimension)
@@ -688,6 +678,33 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
             allowed_types=None,
             min_score=min_score,
         )
+
+    async def _nearest(
+        self,
+        query: NDArray[np.float64],
+        tenant_id: TenantId,
+        k: int,
+        entity_types: Sequence[str] | None,
+        limit: int,
+        candidates: int,
+    ) -> list[Any]:
+        """The index's first `limit` candidates that are within the margin of their k-th."""
+        assert self._index is not None
+        client, sql = await self._prepare()
+        margin = 4 * self._dimension * _FLOAT32_EPSILON
+        # As `real[]`, which the driver sends in binary: the query is float32 already.
+        arguments: list[Any] = [tenant_id, query.tolist(), limit, k, margin]
+        if entity_types is not None:
+            arguments.append(list(entity_types))
+        statement = sql.nearest if entity_types is None else sql.nearest_of_types
+        if client.owns_pool and candidates == self._index.ef_search:
+            # The pool's connections start with the index settings: one round trip.
+            async with client.connection() as connection:
+                return list(await connection.fetch(statement, *arguments))
+        async with client.transaction(readonly=True) as connection:
+            for name, value in _index_settings(min(candidates, _MAX_EF_SEARCH)).items():
+                await connection.execute("SELECT set_config($1, $2, true)", name, value)
+            return list(await connection.fetch(statement, *arguments))
 
     def _vectors(self, blobs: Sequence[bytes]) -> NDArray[np.float32]:
         """Pgvector's binary form of each vector, as rows of one float32 matrix."""

@@ -222,6 +222,32 @@ async def test_a_tenant_filtered_index_search_still_returns_k(postgres: Postgres
     assert {match.entity_id for match in matches} <= {record.entity_id for record in mine}
 
 
+async def test_an_index_search_reads_on_when_ties_outnumber_what_it_reads_first(
+    postgres: PostgresSchemas,
+) -> None:
+    """Sixty equal nearest vectors, more than the `k` + 32 candidates a search reads first.
+
+    Every candidate read is within the margin of the k-th, so the search
+    reads all it visited and breaks the tie by `str(entity_id)`, as exact
+    search does (seen red with that second read removed). Stored in
+    descending id order, so the first candidates read are not the smallest.
+    """
+    store = postgres.vector_store(4, index=HnswIndex())
+    tied = [
+        VectorRecord(entity_id=entity_id(n), tenant_id=TENANT, vector=[1.0, 0.0, 0.0, 0.0])
+        for n in range(60, 0, -1)
+    ]
+    farther = [
+        VectorRecord(entity_id=entity_id(n), tenant_id=TENANT, vector=[0.0, 1.0, 0.0, 0.0])
+        for n in range(61, 101)
+    ]
+    for record in tied + farther:
+        await store.upsert_many([record])
+    matches = await store.search([1.0, 0.0, 0.0, 0.0], TENANT, k=3)
+    smallest = sorted((record.entity_id for record in tied), key=str)[:3]
+    assert [match.entity_id for match in matches] == smallest
+
+
 async def _index_build_notices(postgres: PostgresSchemas, index: HnswIndex) -> list[str]:
     """The server's notices while a store creates `index` over 3,000 stored vectors."""
     schema = postgres.new_schema()
