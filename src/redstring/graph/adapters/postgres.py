@@ -276,6 +276,12 @@ class _Sql:
         self.revisions_by_id = f"""
             SELECT id, revision, body FROM {s}.graph_entities
             WHERE tenant_id = $1 AND id = ANY($2::uuid[])"""
+        # The tenant's generation on every row, and at least one row, from one snapshot.
+        self.generation_and_rows = f"""
+            SELECT (SELECT generation FROM {s}.graph_tenants WHERE tenant_id = $1),
+                   e.id, e.revision, e.body
+            FROM (SELECT) AS one
+            LEFT JOIN {s}.graph_entities AS e ON e.tenant_id = $1 AND e.id = ANY($2::uuid[])"""
         self.relationship = (
             f"SELECT body FROM {s}.graph_relationships WHERE tenant_id = $1 AND id = $2"
         )
@@ -773,19 +779,43 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         """The entities sharing the most name units with `query`, best first.
 
         Counted in process on the tenant's name index, which this store holds
-        and brings up to what the database has committed before each lookup
-        (one round trip when nothing changed), so the count is exactly the
-        in-memory store's. Only candidates not held parsed at their indexed
-        revision are fetched. See `NameCandidateReader.find_name_candidates`
-        for the contract.
+        and checks against what the database has committed on each lookup, so
+        the count is exactly the in-memory store's. Only candidates not held
+        parsed at their indexed revision are fetched. See
+        `NameCandidateReader.find_name_candidates` for the contract.
         """
         check_tenant_id(tenant_id)
         check_limit(limit)
         units = query_name_units(query)
         if not units or limit == 0:
             return []
+        held_index = self._names.get(tenant_id)
+        if held_index is not None:
+            # Counted on the index as held; then one statement reads the
+            # tenant's generation with the candidates not held, from one
+            # snapshot taken after this call began. Only when the generation
+            # has moved is the index brought up and the count done again.
+            generation, index = held_index
+            ids = index.find(units, limit)
+            found, missing = self._held_candidates(tenant_id, index, ids)
+            rows = await self._fetch(self._sql.generation_and_rows, tenant_id, missing)
+            if (rows[0][0] or 0) == generation:
+                self._take(tenant_id, found, [row[1:] for row in rows if row[1] is not None])
+                return [copy_entity(found[entity_id]) for entity_id in ids if entity_id in found]
         index = await self._names_of(tenant_id)
         ids = index.find(units, limit)
+        found, missing = self._held_candidates(tenant_id, index, ids)
+        if missing:
+            self._take(
+                tenant_id, found, await self._fetch(self._sql.revisions_by_id, tenant_id, missing)
+            )
+        # An id another writer deleted since the index was brought up is left out.
+        return [copy_entity(found[entity_id]) for entity_id in ids if entity_id in found]
+
+    def _held_candidates(
+        self, tenant_id: TenantId, index: NameIndex, ids: Sequence[EntityId]
+    ) -> tuple[dict[EntityId, Entity], list[EntityId]]:
+        """The candidates held parsed at their indexed revision, and the ids of the others."""
         found: dict[EntityId, Entity] = {}
         missing: list[EntityId] = []
         for entity_id in ids:
@@ -794,14 +824,15 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
                 found[entity_id] = held[1]
             else:
                 missing.append(entity_id)
-        if missing:
-            for row_id, revision, body in await self._fetch(
-                self._sql.revisions_by_id, tenant_id, missing
-            ):
-                entity_id = EntityId(UUID(bytes=row_id.bytes))
-                found[entity_id] = self._parsed(tenant_id, entity_id, revision, body)
-        # An id another writer deleted since the index was brought up is left out.
-        return [copy_entity(found[entity_id]) for entity_id in ids if entity_id in found]
+        return found, missing
+
+    def _take(
+        self, tenant_id: TenantId, found: dict[EntityId, Entity], rows: Sequence[Any]
+    ) -> None:
+        """Add each fetched `(id, revision, body)` row to `found`, parsed."""
+        for row_id, revision, body in rows:
+            entity_id = EntityId(UUID(bytes=row_id.bytes))
+            found[entity_id] = self._parsed(tenant_id, entity_id, revision, body)
 
     async def _names_of(self, tenant_id: TenantId) -> NameIndex:
         """The tenant's name index, brought up to what the database has committed."""
