@@ -798,9 +798,15 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
             generation, index = held_index
             ids = index.find(units, limit)
             found, missing = self._held_candidates(tenant_id, index, ids)
-            rows = await self._fetch(self._sql.generation_and_rows, tenant_id, missing)
-            if (rows[0][0] or 0) == generation:
-                self._take(tenant_id, found, [row[1:] for row in rows if row[1] is not None])
+            if missing:
+                rows = await self._fetch(self._sql.generation_and_rows, tenant_id, missing)
+                current = rows[0][0] or 0
+            else:  # the plain statement: the join costs the server more than nothing
+                rows = await self._fetch(self._sql.generation, tenant_id)
+                current = rows[0][0] if rows else 0
+            if current == generation:
+                if missing:
+                    self._take(tenant_id, found, [row[1:] for row in rows if row[1] is not None])
                 return [copy_entity(found[entity_id]) for entity_id in ids if entity_id in found]
         index = await self._names_of(tenant_id)
         ids = index.find(units, limit)
