@@ -808,7 +808,9 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
                 if missing:
                     self._take(tenant_id, found, [row[1:] for row in rows if row[1] is not None])
                 return [copy_entity(found[entity_id]) for entity_id in ids if entity_id in found]
-        index = await self._names_of(tenant_id)
+            index = await self._names_of(tenant_id, current)
+        else:
+            index = await self._names_of(tenant_id)
         ids = index.find(units, limit)
         found, missing = self._held_candidates(tenant_id, index, ids)
         if missing:
@@ -840,13 +842,15 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
             entity_id = EntityId(UUID(bytes=row_id.bytes))
             found[entity_id] = self._parsed(tenant_id, entity_id, revision, body)
 
-    async def _names_of(self, tenant_id: TenantId) -> NameIndex:
-        """The tenant's name index, brought up to what the database has committed."""
-        rows = await self._fetch(self._sql.generation, tenant_id)
-        generation = int(rows[0][0]) if rows else 0
-        held = self._names.get(tenant_id)
-        if held is not None and held[0] == generation:
-            return held[1]
+    async def _names_of(self, tenant_id: TenantId, generation: int | None = None) -> NameIndex:
+        """The tenant's name index, brought up to `generation` or what the database has committed.
+
+        A held index is checked by the lookup itself, which comes here only
+        when there is none or it has fallen behind.
+        """
+        if generation is None:
+            rows = await self._fetch(self._sql.generation, tenant_id)
+            generation = int(rows[0][0]) if rows else 0
         lock = self._refreshing.setdefault(tenant_id, asyncio.Lock())
         async with lock:
             held = self._names.get(tenant_id)

@@ -94,6 +94,22 @@ async def test_name_candidates_follow_another_stores_writes_deletes_merges_and_p
     assert await reader.find_name_candidates("Charles Babbage", OTHER_TENANT) == [twin]
 
 
+async def test_a_name_index_loaded_after_a_key_read_parses_no_held_entity_again(
+    postgres: PostgresSchemas,
+) -> None:
+    """The entity a blocking-key read holds at its revision is the one the index load keeps.
+
+    Seen red with the held entity parsed again (a new object held).
+    """
+    store = postgres.graph_store()
+    entity = make_entity(name="Ada Lovelace")
+    await store.upsert_entity(entity)
+    assert await store.find_by_blocking_key("p:ada l", TENANT) == [entity]
+    held = store._held[TENANT, entity.id][1]
+    assert await store.find_name_candidates("Ada Lovelace", TENANT) == [entity]
+    assert store._held[TENANT, entity.id][1] is held
+
+
 @pytest.mark.parametrize("size", [0, 1])
 async def test_a_store_holding_few_or_no_entities_still_answers_every_key(
     postgres: PostgresSchemas, size: int
