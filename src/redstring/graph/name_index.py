@@ -171,9 +171,15 @@ def _count_all(
         found = found[alive[found]]
     if found.size > limit:
         # Keep every row that could be among the best `limit`: all those
-        # sharing at least the `limit`-th largest count.
+        # sharing at least the `limit`-th largest count, read from how many
+        # rows share each count (a count is at most the query's units, so
+        # this is cheaper than partitioning the rows).
         shared = counts[found]
-        cut = np.partition(shared, found.size - limit)[found.size - limit]
+        rows_sharing = np.bincount(shared).tolist()
+        cut, reached = len(rows_sharing), 0
+        while reached < limit:
+            cut -= 1
+            reached += rows_sharing[cut]
         found = found[shared >= cut]
     order = np.lexsort((low[found], high[found], -counts[found]))[:limit]
     ranked: list[int] = found[order].tolist()
