@@ -47,7 +47,7 @@ from redstring.domain.validation import (
 )
 from redstring.graph.name_index import UnitPostings
 from redstring.graph.stored import copy_entity
-from redstring.ports.graph_store import GraphStore
+from redstring.ports.graph_store import GraphStore, SharedNameCandidateReader
 from redstring.ports.lifetime import AsyncClosable
 
 if TYPE_CHECKING:
@@ -272,7 +272,7 @@ class _Tenant:
         return True
 
 
-class InMemoryGraphStore(AsyncClosable, GraphStore):
+class InMemoryGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
     """A `GraphStore` held in process memory, for tests and small jobs.
 
     Keyed `(tenant_id, id)`; reads return copies; a batch is validated whole
@@ -457,13 +457,24 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
         See `NameCandidateReader.find_name_candidates` for the contract.
         """
+        shared = await self.find_shared_name_candidates(query, tenant_id, limit=limit)
+        return [copy_entity(entity) for entity in shared]
+
+    async def find_shared_name_candidates(
+        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    ) -> list[Entity]:
+        """The stored entities `find_name_candidates` would copy, lent to a caller that only reads.
+
+        See `SharedNameCandidateReader.find_shared_name_candidates`: change
+        none of them, and hand out only copies.
+        """
         check_tenant_id(tenant_id)
         check_limit(limit)
         units = query_name_units(query)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
-        return [copy_entity(entity) for entity in tenant.names.find(units, limit)]
+        return tenant.names.find(units, limit)
 
     async def get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId
