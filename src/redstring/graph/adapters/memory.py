@@ -19,6 +19,7 @@ See ADR 0035.
 from __future__ import annotations
 
 from collections import defaultdict
+from itertools import repeat
 from typing import TYPE_CHECKING, Final, cast
 
 from redstring.domain.entity import Entity
@@ -28,6 +29,7 @@ from redstring.domain.merging import check_merge, repoint
 from redstring.domain.names import (
     NAME_CANDIDATE_LIMIT,
     entity_name_units,
+    entity_name_words,
     query_name_units,
 )
 from redstring.domain.normalization import normalize_name
@@ -105,17 +107,6 @@ type _Members = int | set[int]
 """What an index keeps under a key: one entity's `id.int`, or a set of two or more."""
 
 
-def _add_member(index: dict[str, _Members], key: str, member: int) -> None:
-    """Add `member` under `key`; the caller knows it is not held there yet."""
-    held = index.get(key)
-    if held is None:
-        index[key] = member
-    elif isinstance(held, int):
-        index[key] = {held, member}
-    else:
-        held.add(member)
-
-
 def _discard_member(index: dict[str, _Members], key: str, member: int) -> None:
     """Drop `member` from `key`; the caller knows `member` is held there (and only once)."""
     held = index[key]
@@ -157,8 +148,11 @@ class _NameIndex(UnitPostings):
         self.entities: list[Entity | None] = []
         self.row_of: dict[int, int] = {}
 
-    def put_many(self, batch: dict[int, Entity]) -> None:
-        """Index each entity of `batch` (keyed by `id.int`) under a new row, retiring old rows."""
+    def put_many(self, batch: dict[int, Entity], name_keys: list[str] | None = None) -> None:
+        """Index each entity of `batch` (keyed by `id.int`) under a new row, retiring old rows.
+
+        `name_keys`, when given, are `normalize_name` of each entity's name, in order.
+        """
         row_of = self.row_of
         for key in batch:
             if key in row_of:
@@ -171,7 +165,13 @@ class _NameIndex(UnitPostings):
             for row, entity in enumerate(batch.values(), start):
                 self._post(row, entity_name_units(entity))
             return
-        self._post_in_bulk([entity_name_units(entity) for entity in batch.values()], start)
+        words: list[str] = []
+        counts: list[int] = []
+        for entity, name_key in zip(batch.values(), name_keys or repeat(None), strict=False):
+            found = entity_name_words(entity, name_key)
+            words += found
+            counts.append(len(found))
+        self._post_words_in_bulk(words, counts, start)
 
     def remove(self, key: int) -> None:
         """Retire the row of the entity whose `id.int` is `key`; it must have one."""
@@ -231,6 +231,7 @@ class _Tenant:
     def put_entities(self, batch: dict[int, Entity]) -> None:
         """Store each entity of `batch`, keyed by `id.int`, replacing any held."""
         entities, by_key, by_name = self.entities, self.by_key, self.by_name
+        name_keys: list[str] = []
         for key, entity in batch.items():
             previous = entities.get(key)
             if previous is not None:
@@ -238,10 +239,26 @@ class _Tenant:
                     _discard_member(by_key, blocking_key, key)
                 _discard_member(by_name, normalize_name(previous.name), key)
             entities[key] = entity
+            # Each key holds a bare `id.int` until a second entity shares it (see
+            # `_Members`); written out here, as this runs once per key of every entity.
             for blocking_key in entity.blocking_keys or ():
-                _add_member(by_key, blocking_key, key)
-            _add_member(by_name, normalize_name(entity.name), key)
-        self.names.put_many(batch)
+                held = by_key.get(blocking_key)
+                if held is None:
+                    by_key[blocking_key] = key
+                elif type(held) is int:
+                    by_key[blocking_key] = {held, key}
+                else:
+                    held.add(key)  # type: ignore[union-attr]
+            name_key = normalize_name(entity.name)
+            name_keys.append(name_key)
+            held = by_name.get(name_key)
+            if held is None:
+                by_name[name_key] = key
+            elif type(held) is int:
+                by_name[name_key] = {held, key}
+            else:
+                held.add(key)  # type: ignore[union-attr]
+        self.names.put_many(batch, name_keys)
         if self.names.needs_compacting():
             self.names = _NameIndex()
             self.names.put_many(entities)
