@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 
 
 _set_attribute: Final = object.__setattr__
+_new_object: Final = object.__new__
 
 
 #: The `properties` of every stored entity that has none. The store never
@@ -68,23 +69,19 @@ _set_attribute: Final = object.__setattr__
 _NO_PROPERTIES: Final[dict[str, object]] = {}
 
 
-def _stored_copy(entity: Entity, fields_sets: dict[frozenset[str], set[str]]) -> Entity:
+def _stored_copy(entity: Entity, fields: set[str]) -> Entity:
     """`copy_entity`, for the store's own copy: shares what the store never changes.
 
-    An empty `properties` is `_NO_PROPERTIES`, and the fields-set is the one
-    in `fields_sets` equal to the entity's: the store never changes either,
-    and every read hands out its own copies.
+    An empty `properties` is `_NO_PROPERTIES`, and the fields-set is `fields`
+    (equal to the entity's, shared by the store's entities): the store never
+    changes either, and every read hands out its own copies.
     """
     state = entity.__dict__.copy()
     properties = state["properties"]
     state["properties"] = copy_json(properties) if properties else _NO_PROPERTIES
-    fields = frozenset(entity.__pydantic_fields_set__)
-    shared = fields_sets.get(fields)
-    if shared is None:
-        shared = fields_sets[fields] = set(fields)
-    copy = Entity.__new__(Entity)
+    copy = _new_object(Entity)
     _set_attribute(copy, "__dict__", state)
-    _set_attribute(copy, "__pydantic_fields_set__", shared)
+    _set_attribute(copy, "__pydantic_fields_set__", fields)
     _set_attribute(copy, "__pydantic_extra__", None)
     _set_attribute(copy, "__pydantic_private__", None)
     return copy
@@ -317,18 +314,36 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Store a copy of each entity; a later one with the same key wins."""
-        fields_sets = self._fields_sets
-        copies = [_stored_copy(entity, fields_sets) for entity in check_entities(entities)]
         # Grouped by tenant, a later entity with the same id replacing an
-        # earlier one, so that each tenant indexes its batch in one go.
+        # earlier one, so that each tenant indexes its batch in one go. Most
+        # batches hold one tenant and one fields-set, so the last of each is
+        # kept at hand.
         batches: dict[int, tuple[TenantId, dict[int, Entity]]] = {}
-        for entity in copies:
-            batch = batches.get(entity.tenant_id.int)
-            if batch is None:
-                batch = batches[entity.tenant_id.int] = (entity.tenant_id, {})
-            batch[1][entity.id.int] = entity
+        tenant_key, batch = -1, {}
+        fields: set[str] | None = None
+        shared = set[str]()
+        for entity in check_entities(entities):
+            if entity.__pydantic_fields_set__ != fields:
+                fields = entity.__pydantic_fields_set__
+                shared = self._shared_fields(fields)
+            tenant_id = entity.tenant_id
+            if tenant_id.int != tenant_key:
+                tenant_key = tenant_id.int
+                held = batches.get(tenant_key)
+                if held is None:
+                    held = batches[tenant_key] = (tenant_id, {})
+                batch = held[1]
+            batch[entity.id.int] = _stored_copy(entity, shared)
         for tenant_id, batch_entities in batches.values():
             self._tenant(tenant_id).put_entities(batch_entities)
+
+    def _shared_fields(self, fields: set[str]) -> set[str]:
+        """The store's own set equal to `fields`, which its entities share."""
+        key = frozenset(fields)
+        shared = self._fields_sets.get(key)
+        if shared is None:
+            shared = self._fields_sets[key] = set(key)
+        return shared
 
     async def upsert_relationship(self, relationship: Relationship) -> None:
         """Store the relationship; `MissingEntityError` if an endpoint is absent."""
@@ -355,7 +370,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         for entity_id in merged:
             if entity_id not in tenant and tenant.resolve(entity_id) != canonical.id:
                 raise MissingEntityError(entity_id=entity_id, tenant_id=canonical.tenant_id)
-        stored = _stored_copy(canonical, self._fields_sets)
+        stored = _stored_copy(canonical, self._shared_fields(canonical.__pydantic_fields_set__))
         tenant.put_entities({stored.id.int: stored})
         for entity_id in absorbed:
             for relationship_id in sorted(tenant.adjacency.get(entity_id, set()), key=str):

@@ -149,6 +149,24 @@ async def test_a_large_batch_of_unusual_names_indexes_as_written_one_by_one() ->
         assert found == await single.find_name_candidates(query, TENANT, limit=60)
 
 
+async def test_a_batch_switching_tenants_and_fields_stores_each_entity_as_given() -> None:
+    shared_id = EntityId(UUID(int=7))
+    batch = [
+        make_entity(id=shared_id, name="Ada Lovelace"),
+        make_entity(id=shared_id, tenant_id=OTHER_TENANT, name="Grace", description="d"),
+        make_entity(name="Emmy Noether", blocking_keys=None),
+        make_entity(tenant_id=OTHER_TENANT, name="Hopper", source_id="s"),
+        make_entity(name="Byron", model="m"),
+    ]
+    store = InMemoryGraphStore()
+    await store.upsert_entities(batch)
+    for entity in batch:
+        stored = await store.get_entity(entity.id, entity.tenant_id)
+        assert stored == entity
+        assert stored is not None
+        assert stored.model_fields_set == entity.model_fields_set
+
+
 async def test_a_large_batch_that_repeats_an_id_keeps_only_the_last() -> None:
     entities = [make_entity(name=f"Bill Kidd{n}") for n in range(299)]
     first = make_entity(name="Grace Hopper")
