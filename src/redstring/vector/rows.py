@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 
 _INITIAL_CAPACITY = 64
 
+#: An adopted matrix this large is copied into numpy's own memory before its
+#: first exact search: numpy asks the kernel for huge pages from 4 MiB on.
+SETTLE_BYTES: Final = 1 << 22
+
 DEFAULT_ANN_THRESHOLD: Final = 200_000
 """Rows a tenant needs before its search goes through an approximate index.
 
@@ -83,6 +87,7 @@ class TenantRows[K, M]:
     """
 
     __slots__ = (
+        "_adopted",
         "_ann",
         "_rows",
         "ann_threshold",
@@ -103,6 +108,7 @@ class TenantRows[K, M]:
     ) -> None:
         self.ann_threshold = ann_threshold
         self._ann: HnswIndex | None = None
+        self._adopted = False
         self.matrix = np.empty((capacity, dimension), dtype=np.float32)
         self.norms = np.empty(capacity, dtype=np.float32)
         self.type_codes = np.empty(capacity, dtype=np.int32)
@@ -173,6 +179,7 @@ class TenantRows[K, M]:
         type_codes = np.empty(capacity, dtype=np.int32)
         type_codes[:keep] = self.type_codes[:keep]
         self.matrix, self.norms, self.type_codes = matrix, norms, type_codes
+        self._adopted = False
 
     def put_many(
         self,
@@ -204,7 +211,7 @@ class TenantRows[K, M]:
             index.update(zip(keys, range(len(keys)), strict=True))
             self.keys.extend(keys)
             self.metadata.extend(metadata)
-            self.matrix = vectors
+            self.matrix, self._adopted = vectors, True
             self.norms = row_norms(vectors) if norms is None else norms
             self.type_codes = np.array(
                 [self.type_code(entity_type) for entity_type in entity_types], dtype=np.int32
@@ -297,7 +304,7 @@ class TenantRows[K, M]:
     def reorder(self, order: NDArray[np.intp]) -> None:
         """Put row `order[n]` at position `n`; `order` must be a permutation of the rows."""
         size = len(self)
-        self.matrix = self.matrix[order]
+        self.matrix, self._adopted = self.matrix[order], False
         self.norms = self.norms[:size][order]
         self.type_codes = self.type_codes[:size][order]
         self.keys = [self.keys[row] for row in order]
@@ -328,6 +335,7 @@ class TenantRows[K, M]:
             found = self._search_with(index, ids, metadata, query, k, allowed_types, min_score)
             if found is not None:
                 return found
+        self._settle()
         return search_exactly(
             self.matrix[:size],
             self.norms[:size],
@@ -339,6 +347,18 @@ class TenantRows[K, M]:
             allowed_types=allowed_types,
             min_score=min_score,
         )
+
+    def _settle(self) -> None:
+        """Copy an adopted matrix into memory numpy allocated, once, before it is scanned.
+
+        An adopted matrix lives in its writer's buffer, on 4 KiB pages; every
+        exact search then takes a TLB miss per page. The copy is paid by the
+        first search instead of by the write (see ADR 0051).
+        """
+        if self._adopted:
+            self._adopted = False
+            if self.matrix.nbytes >= SETTLE_BYTES:
+                self.matrix = self.matrix.copy()
 
     def _search_with(
         self,
