@@ -13,7 +13,8 @@ garbage collector to walk on every full collection, so the store keeps as
 few as it can: an index entry held by one entity is that entity's bare
 `id.int`, becoming a set only when a second entity shares it, and stored
 entities share their (never changed) fields-set and empty `properties`.
-See ADR 0035.
+See ADR 0035. A large batch's name units are posted from its words, and the
+batch is checked in one pass (ADR 0050).
 """
 
 from __future__ import annotations
