@@ -283,6 +283,11 @@ def test_an_entity_missing_a_field_is_left_to_the_entity_by_entity_checks() -> N
     del entity.__dict__["model"]
     assert not validation._storable_entities([entity])
     assert not validation._storable_entities([make_entity(), 7])
+    # A `__dict__` of a dict subclass could answer lookups its own way.
+    odd = make_entity()
+    object.__setattr__(odd, "__dict__", _Dict(odd.__dict__))
+    assert not validation._storable_entities([odd])
+    assert check_entities([odd]) == [odd]
 
 
 @pytest.mark.parametrize("bad", [0, 4095, 4096, 4097, 8191, 8192, 9000])
