@@ -165,7 +165,10 @@ def blocking_keys_for(
             iterable of strategies.
     """
     name = _field(entity, "name")
-    if isinstance(strategies, str) or not isinstance(strategies, Iterable):
+    # The default is checked by identity: `isinstance` against an ABC is a Python call.
+    if strategies is not DEFAULT_STRATEGIES and (
+        isinstance(strategies, str) or not isinstance(strategies, Iterable)
+    ):
         raise ValueError(f"strategies must be an iterable of strategies, got {strategies!r:.80}")
     # The name is normalized once for the prefix and soundex keys alike.
     normalized = normalize_name(name)
