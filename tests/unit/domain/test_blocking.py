@@ -134,6 +134,12 @@ def test_an_unknown_strategy_is_rejected() -> None:
         blocking_keys_for(entity(), ["phonetic"])  # type: ignore[list-item]
 
 
+@pytest.mark.parametrize("strategies", ["prefix", 3, None])
+def test_strategies_that_are_not_an_iterable_of_strategies_are_refused(strategies: Any) -> None:
+    with pytest.raises(ValueError, match=r"^strategies must be an iterable of strategies, got "):
+        blocking_keys_for(entity(), strategies)
+
+
 @given(storable_name, storable_name)
 @example("person", "person")
 @example("p:ada", "Ada")
