@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 from uuid import UUID
 
 import pytest
@@ -124,6 +125,47 @@ async def test_a_large_batch_indexes_names_as_the_same_entities_written_one_by_o
         found = await bulk.find_name_candidates(query, TENANT, limit=40)
         assert found
         assert found == await single.find_name_candidates(query, TENANT, limit=40)
+
+
+async def test_a_large_batch_of_unusual_names_indexes_as_written_one_by_one() -> None:
+    # Other scripts (romanized too), aliases, an extractor's own normalized
+    # name and names past the indexed length, in a batch taking the bulk path.
+    names = ["Москва", "Αθήνα", "北京", "Müñoz", "O'Brien, Seán", "ﬁsh", "µ", "x" * 300 + " ada"]
+    entities = []
+    for n in range(300):
+        name = f"{names[n % 8]} {n % 11}"
+        overrides: dict[str, Any] = {"name": name}
+        if n % 3 == 0:
+            overrides["properties"] = {"aliases": [names[(n + 1) % 8], 7, f"Alias{n % 5}"]}
+        if n % 4 == 0:
+            overrides["normalized_name"] = f"extracted {names[(n + 2) % 8]}"
+        entities.append(make_entity(**overrides))
+    bulk, single = InMemoryGraphStore(), InMemoryGraphStore()
+    await bulk.upsert_entities(entities)
+    for entity in entities:
+        await single.upsert_entity(entity)
+    for query in [*names, "Moskva 3", "athina", "beijing", "alias3", "extracted munoz"]:
+        found = await bulk.find_name_candidates(query, TENANT, limit=60)
+        assert found
+        assert found == await single.find_name_candidates(query, TENANT, limit=60)
+
+
+async def test_a_batch_switching_tenants_and_fields_stores_each_entity_as_given() -> None:
+    shared_id = EntityId(UUID(int=7))
+    batch = [
+        make_entity(id=shared_id, name="Ada Lovelace"),
+        make_entity(id=shared_id, tenant_id=OTHER_TENANT, name="Grace", description="d"),
+        make_entity(name="Emmy Noether", blocking_keys=None),
+        make_entity(tenant_id=OTHER_TENANT, name="Hopper", source_id="s"),
+        make_entity(name="Byron", model="m"),
+    ]
+    store = InMemoryGraphStore()
+    await store.upsert_entities(batch)
+    for entity in batch:
+        stored = await store.get_entity(entity.id, entity.tenant_id)
+        assert stored == entity
+        assert stored is not None
+        assert stored.model_fields_set == entity.model_fields_set
 
 
 async def test_a_large_batch_that_repeats_an_id_keeps_only_the_last() -> None:
