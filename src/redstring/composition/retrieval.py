@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from redstring.domain.blocking import query_blocking_keys
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.fusion import reciprocal_rank_fusion
-from redstring.domain.lexical import lexical_score
+from redstring.domain.lexical import lexical_scores
 from redstring.domain.limits import MAX_LIMIT
 from redstring.domain.names import unit_overlap
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
@@ -46,8 +46,9 @@ from redstring.domain.validation import (
     check_query,
     check_tenant_id,
 )
+from redstring.graph.stored import copy_entity
 from redstring.ports.embedding import EmbeddingProvider
-from redstring.ports.graph_store import GraphReader
+from redstring.ports.graph_store import GraphReader, SharedNameCandidateReader
 from redstring.ports.vector_store import VectorReader
 
 if TYPE_CHECKING:
@@ -298,36 +299,64 @@ class Retriever:
         its keys is still found whenever the index has too little to say.
         """
         allowed = None if entity_types is None else frozenset(entity_types)
-        scored: dict[EntityId, tuple[Entity, float]] = {}
-
-        def score(group: Sequence[Entity]) -> None:
-            for entity in group:
-                if entity.id in scored:
-                    continue
-                if allowed is not None and entity.entity_type not in allowed:
-                    continue
-                scored[entity.id] = (entity, lexical_score(query, entity))
-
-        score(await self._graph.find_name_candidates(query, tenant_id, limit=_LEXICAL_CANDIDATES))
-        if len(scored) < k:
-            groups = await self._graph.find_by_blocking_keys(query_blocking_keys(query), tenant_id)
+        graph = self._graph
+        # A store that lends its own entities saves a copy per candidate; only
+        # the `k` returned are copied, below. Its candidates are distinct
+        # rows of its index, so they need no check for repeats either.
+        if isinstance(graph, SharedNameCandidateReader):
+            lent = True
+            found = await graph.find_shared_name_candidates(
+                query, tenant_id, limit=_LEXICAL_CANDIDATES
+            )
+        else:
+            lent = False
+            found = _distinct(
+                await graph.find_name_candidates(query, tenant_id, limit=_LEXICAL_CANDIDATES), set()
+            )
+        entities = found if allowed is None else [e for e in found if e.entity_type in allowed]
+        scores = lexical_scores(query, entities)
+        if len(entities) < k:
+            groups = await graph.find_by_blocking_keys(query_blocking_keys(query), tenant_id)
+            seen = {entity.id.int for entity in entities}
             for group in groups.values():
-                score(group)
+                kept = [
+                    entity
+                    for entity in _distinct(group, seen)
+                    if allowed is None or entity.entity_type in allowed
+                ]
+                entities.extend(kept)
+                scores.extend(lexical_scores(query, kept))
         # Equal scores are common (a bare surname scores every name carrying
         # it alike): they break by unit overlap, then by id (ADR 0042). Only
         # scores at or above the k-th can reach the answer, so only their
         # ties are broken.
-        ordered = sorted(scored.items(), key=lambda item: -item[1][1])
-        if len(ordered) > k:
-            cut = ordered[k - 1][1][1]
-            ordered = [item for item in ordered if item[1][1] >= cut]
-        counts = Counter(score for _, (_, score) in ordered)
+        chosen: Sequence[int] = range(len(scores))
+        if len(scores) > k:
+            cut = sorted(scores, reverse=True)[k - 1]
+            chosen = [row for row in chosen if scores[row] >= cut]
+        tied = {
+            score for score, count in Counter(scores[row] for row in chosen).items() if count > 1
+        }
         ranked = sorted(
-            ordered,
-            key=lambda item: (
-                -item[1][1],
-                -unit_overlap(query, item[1][0]) if counts[item[1][1]] > 1 else 0.0,
-                item[0].int,
+            chosen,
+            key=lambda row: (
+                -scores[row],
+                -unit_overlap(query, entities[row]) if scores[row] in tied else 0.0,
+                entities[row].id.int,
             ),
-        )
-        return dict(ranked[:k])
+        )[:k]
+        if lent:
+            return {entities[row].id: (copy_entity(entities[row]), scores[row]) for row in ranked}
+        return {entities[row].id: (entities[row], scores[row]) for row in ranked}
+
+
+def _distinct(group: Sequence[Entity], seen: set[int]) -> list[Entity]:
+    """The entities of `group` whose `id.int` is not in `seen`, each once, in order."""
+    # Keyed by `id.int`: a `UUID` hashes in Python, an `int` in C.
+    kept = []
+    for entity in group:
+        key = entity.id.int
+        if key not in seen:
+            seen.add(key)
+            kept.append(entity)
+    return kept

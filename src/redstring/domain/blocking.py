@@ -28,10 +28,11 @@ when nothing is left there is no soundex key rather than a junk one.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import jellyfish
 
@@ -90,12 +91,18 @@ def soundex_key_for_name(name: str) -> str | None:
     if it were "Ada" would block it with every Adam and Adams in the tenant,
     which is the block-too-large failure this file's docstring warns about.
     """
+    return _soundex_key_for_normalized(normalize_name(name))
+
+
+#: Whatever is not an ASCII letter: what the soundex key drops before coding.
+_NOT_ASCII_LETTERS: Final = re.compile("[^A-Za-z]+")
+
+
+def _soundex_key_for_normalized(normalized: str) -> str | None:
+    """`soundex_key_for_name` of a name whose `normalize_name` is `normalized`."""
     # NFKD first, so an accented letter becomes base + combining mark and the
     # base survives the ASCII filter. Filtering without it drops the letter.
-    decomposed = unicodedata.normalize("NFKD", normalize_name(name))
-    letters = "".join(
-        character for character in decomposed if character.isascii() and character.isalpha()
-    )
+    letters = _NOT_ASCII_LETTERS.sub("", unicodedata.normalize("NFKD", normalized))
     if not letters:
         return None
     return _SOUNDEX + jellyfish.soundex(letters)
@@ -157,16 +164,23 @@ def blocking_keys_for(
         ValueError: `entity` is not an entity, or `strategies` is not an
             iterable of strategies.
     """
-    _field(entity, "name")
-    if isinstance(strategies, str) or not isinstance(strategies, Iterable):
+    name = _field(entity, "name")
+    # The default is checked by identity: `isinstance` against an ABC is a Python call.
+    if strategies is not DEFAULT_STRATEGIES and (
+        isinstance(strategies, str) or not isinstance(strategies, Iterable)
+    ):
         raise ValueError(f"strategies must be an iterable of strategies, got {strategies!r:.80}")
+    # The name is normalized once for the prefix and soundex keys alike.
+    normalized = normalize_name(name)
     keys: set[str] = set()
     for strategy in strategies:
-        match BlockingKeyStrategy(strategy):
+        if type(strategy) is not BlockingKeyStrategy:
+            strategy = BlockingKeyStrategy(strategy)
+        match strategy:
             case BlockingKeyStrategy.PREFIX:
-                keys.add(prefix_key(entity))
+                keys.add(_PREFIX + normalized[:PREFIX_LENGTH])
             case BlockingKeyStrategy.SOUNDEX:
-                code = soundex_key(entity)
+                code = _soundex_key_for_normalized(normalized)
                 if code is not None:
                     keys.add(code)
             case BlockingKeyStrategy.ENTITY_TYPE:

@@ -17,12 +17,13 @@ under a stated scale.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from jellyfish import jaro_winkler_similarity, levenshtein_distance
 from rapidfuzz.distance import JaroWinkler, Levenshtein
+from rapidfuzz.process import cdist, cpdist
 
 from redstring.domain.names import ALIASES_PROPERTY, MAX_NAME_CHARS
 from redstring.domain.normalization import fold_name, latin_name, normalize_name
@@ -65,6 +66,11 @@ _GRAPHEMES: _Metrics = (jaro_winkler_similarity, levenshtein_distance)
 #: (ADR 0043). Its `JaroWinkler` differs from jellyfish's only on two empty
 #: texts, which are equal and never reach it.
 _ASCII: _Metrics = (JaroWinkler.similarity, Levenshtein.distance)
+#: The two comparisons of ASCII texts as rapidfuzz's `cdist` takes them: its
+#: `normalized_similarity` is `1 - distance / longer length`, computed as
+#: `_pair_similarity` computes it.
+_WINKLER: Final = JaroWinkler.similarity
+_EDITS: Final = Levenshtein.normalized_similarity
 
 
 @lru_cache(maxsize=1 << 16)
@@ -231,13 +237,143 @@ def lexical_score(query: str, entity: Entity) -> float:
     gives a non-string `entity_type`.
     """
     wanted = _forms(query)
-    name = entity.name
-    forms = _forms(name)
+    forms = _forms(entity.name)
     best = _similarity(wanted, forms)
     if best < WORD_MATCH_WEIGHT:  # else the word match cannot raise it
         best = max(best, WORD_MATCH_WEIGHT * _word_match(wanted, forms))
+    return _beyond_name(wanted, entity, forms, best)
+
+
+def lexical_scores(query: str, entities: Sequence[Entity]) -> list[float]:
+    """`lexical_score(query, entity)` of each of `entities`, in order: the same floats.
+
+    An ASCII query's comparisons with ASCII names are made together, a few
+    calls into rapidfuzz whose values are those of the comparisons one at a
+    time, bit for bit; scoring many candidates so costs a fraction of
+    scoring each in turn (ADR 0052).
+    """
+    wanted = _forms(query)
+    if wanted[2] is not None or len(entities) < _BATCH_FROM:
+        return [lexical_score(query, entity) for entity in entities]
+    names = [entity.name[:MAX_NAME_CHARS] for entity in entities]
+    joined = "\x00".join(names)  # no name holds a NUL (`check_text`)
+    forms = _ascii_forms(joined) if joined.isascii() else [_forms(name) for name in names]
+    batched = [row for row, each in enumerate(forms) if each[2] is None]
+    scores = [-1.0] * len(forms)
+    if batched:
+        best_of = _ascii_name_scores(wanted, [forms[row] for row in batched])
+        for row, best in zip(batched, best_of, strict=True):
+            scores[row] = best
+    for row, best in enumerate(scores):
+        if best < 0.0:  # a name outside ASCII, compared as `lexical_score` does
+            each = forms[row]
+            best = _similarity(wanted, each)
+            if best < WORD_MATCH_WEIGHT:
+                best = max(best, WORD_MATCH_WEIGHT * _word_match(wanted, each))
+            scores[row] = best
+    for row, entity in enumerate(entities):
+        best = scores[row]
+        if best == 1.0 or (not entity.properties and _adds_no_name(entity)):
+            continue
+        scores[row] = _beyond_name(wanted, entity, forms[row], best)
+    return scores
+
+
+#: Below this many names a query is compared with each in turn: rapidfuzz's
+#: `cdist` costs more than a few calls one at a time.
+_BATCH_FROM = 4
+
+#: `fold_name` of one ASCII character, as a byte table (a character it reads
+#: as a word break becomes a space), keeping NUL, which joins texts to fold
+#: together in one pass.
+_ASCII_FOLD = bytes([0] + [ord(fold_name(chr(code)) or " ") for code in range(1, 128)] + [32] * 128)
+
+
+def _adds_no_name(entity: Entity) -> bool:
+    """Whether `entity`'s `normalized_name` certainly folds to its name's forms.
+
+    The same as `_beyond_name` finds, without folding: an ASCII name's
+    lower case folds as the name does.
+    """
+    normalized, name = entity.normalized_name, entity.name
+    return normalized == name or (name.isascii() and normalized == name.lower())
+
+
+def _ascii_forms(joined: str) -> list[_Forms]:
+    """`_forms` of each ASCII text of `joined` (texts joined by NUL), folded in one pass."""
+    folded_texts = joined.encode("ascii").translate(_ASCII_FOLD).decode("ascii").split("\x00")
+    forms: list[_Forms] = []
+    for text in folded_texts:
+        words = text.split()
+        folded = " ".join(words)
+        words.sort()
+        forms.append((folded, " ".join(words), None, tuple(words)))
+    return forms
+
+
+def _ascii_name_scores(query: _Forms, names: list[_Forms]) -> list[float]:
+    """The name part of `lexical_score` for an ASCII query and ASCII names, in batches.
+
+    `_pair_similarity`, raised by `_ascii_word_match` at `WORD_MATCH_WEIGHT`
+    where that can help. One rapidfuzz call per measure compares the query's
+    folded and sorted forms with every name's (`cpdist`), and one more per
+    measure, only when some name can still gain from its words, each query
+    word with every distinct word of those names (`cdist`).
+    """
+    folded, ordered, _, wanted = query
+    count = len(names)
+    column_of: dict[str, int] = {}
+    columns: list[int] = []
+    starts: list[int] = []
+    worded: list[int] = []
+    for at, each in enumerate(names):
+        if each[3]:
+            worded.append(at)
+            starts.append(len(columns))
+            columns.extend([column_of.setdefault(word, len(column_of)) for word in each[3]])
+    # float64, the scalar calls' own type; the rows come back as Python floats.
+    pairs = [folded] * count + [ordered] * count
+    texts = [each[0] for each in names] + [each[1] for each in names]
+    winkler = cpdist(pairs, texts, scorer=_WINKLER, dtype="float64").tolist()
+    edits = cpdist(pairs, texts, scorer=_EDITS, dtype="float64").tolist()
+    # Sorting keeps every character, so a sorted form has its folded form's
+    # length. Where neither side's sorted words differ from its folded form,
+    # the second comparison repeats the first and the maxima keep its values.
+    # Equal texts (two empty ones too) score 1.0 by both comparisons, which
+    # `_pair_similarity` returns for them without comparing.
+    scores = [
+        (max(winkler_folded, winkler_sorted) + max(edits_folded, edits_sorted)) / 2
+        for winkler_folded, winkler_sorted, edits_folded, edits_sorted in zip(
+            winkler[:count], winkler[count:], edits[:count], edits[count:], strict=True
+        )
+    ]
+    weak = [at for at in worded if scores[at] < WORD_MATCH_WEIGHT]
+    if not wanted or not weak:
+        return scores  # a side without words matches no word: 0.0 raises nothing
+    # Each query word against each distinct word, as `_ascii_word_match`
+    # computes it; a word found among a name's words scores 1.0 by both
+    # comparisons, which it adds without comparing.
+    distinct = list(column_of)
+    word_winkler = cdist(wanted, distinct, scorer=_WINKLER, dtype="float64").tolist()
+    word_edits = cdist(wanted, distinct, scorer=_EDITS, dtype="float64").tolist()
+    rows = list(zip(word_winkler, word_edits, strict=True))
+    ends = [*starts[1:], len(columns)]
+    for at, start, end in zip(worded, starts, ends, strict=True):
+        if scores[at] >= WORD_MATCH_WEIGHT:
+            continue
+        held = columns[start:end]
+        total = 0.0  # summed over the query's words in their order, as there
+        for winkler_row, edits_row in rows:
+            total += max([(winkler_row[column] + edits_row[column]) / 2 for column in held])
+        scores[at] = max(scores[at], WORD_MATCH_WEIGHT * (total / len(wanted)))
+    return scores
+
+
+def _beyond_name(wanted: _Forms, entity: Entity, forms: _Forms, best: float) -> float:
+    """`lexical_score` from the name's `best`: the other names, then the other properties."""
     if best == 1.0:  # nothing scores above one
         return best
+    name = entity.name
     properties = entity.properties
     # An ASCII name's `normalize_name` folds to the name's own form (folding
     # starts with normalizing), so such a `normalized_name` is not folded

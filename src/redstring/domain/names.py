@@ -15,12 +15,13 @@ measured against per-token keys.
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import chain
 from typing import TYPE_CHECKING, Final
 
 from redstring.domain.normalization import fold_name, latin_name, normalize_name
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from redstring.domain.entity import Entity
 
@@ -54,10 +55,27 @@ def entity_names(entity: Entity) -> Iterator[str]:
 
 
 @lru_cache(maxsize=1 << 16)
-def _word_units(word: str) -> tuple[str, ...]:
-    """The padded trigrams of one folded word. Names share words, so this is cached."""
+def word_units(word: str) -> tuple[str, ...]:
+    """The padded trigrams of one folded word, in order, repeats kept.
+
+    Names share words, so this is cached.
+    """
     padded = f"  {word} "
     return tuple(padded[start : start + 3] for start in range(len(padded) - 2))
+
+
+#: `fold_name` without its cache, for `entity_name_words`: a bulk load folds
+#: each name once, so caching would only fill the cache and evict from it.
+_fold_once: Final = fold_name.__wrapped__
+
+
+def _add_words(words: list[str], text: str, fold: Callable[[str], str]) -> None:
+    """Append the words whose units are `name_units(text)`, repeats kept."""
+    head = text[:MAX_NAME_CHARS]
+    folded = fold(head)
+    words += folded.split()
+    if not folded.isascii():
+        words += latin_name(head).split()
 
 
 def name_units(text: str) -> set[str]:
@@ -66,32 +84,47 @@ def name_units(text: str) -> set[str]:
     The units of its `fold_name` form and, when that is not ASCII, of its
     `latin_name` form too.
     """
-    head = text[:MAX_NAME_CHARS]
-    folded = fold_name(head)
-    units: set[str] = set()
-    for word in folded.split():
-        units.update(_word_units(word))
-    if not folded.isascii():
-        for word in latin_name(head).split():
-            units.update(_word_units(word))
-    return units
+    words: list[str] = []
+    _add_words(words, text, fold_name)
+    return set(chain.from_iterable(map(word_units, words)))
 
 
-def entity_name_units(entity: Entity) -> frozenset[str]:
-    """Every unit of every name of `entity` (see `entity_names`), once each."""
+def _entity_words(entity: Entity, name_key: str | None, fold: Callable[[str], str]) -> list[str]:
     name = entity.name
-    units = name_units(name)
+    words: list[str] = []
+    _add_words(words, name, fold)
     normalized = entity.normalized_name
     # `fold_name` starts with what `normalize_name` does, so a normalized name
     # that is exactly `normalize_name(name)` adds no unit; any other is indexed.
-    if normalized != name and (len(name) > MAX_NAME_CHARS or normalized != normalize_name(name)):
-        units |= name_units(normalized)
+    if normalized != name and (
+        len(name) > MAX_NAME_CHARS
+        or normalized != (normalize_name(name) if name_key is None else name_key)
+    ):
+        _add_words(words, normalized, fold)
     aliases = entity.properties.get(ALIASES_PROPERTY)
     if isinstance(aliases, list):
         for alias in aliases:
             if isinstance(alias, str):
-                units |= name_units(alias)
-    return frozenset(units)
+                _add_words(words, alias, fold)
+    return words
+
+
+def entity_name_words(entity: Entity, name_key: str | None = None) -> list[str]:
+    """Folded words whose `word_units`, together, are `entity_name_units(entity)`.
+
+    A word may come more than once, and two words may share units, so the
+    caller unions them. For a store indexing many entities at once: the
+    words of a batch are far fewer than its units, and the names are folded
+    without `fold_name`'s cache, each being indexed once. `name_key`, when
+    given, must be `normalize_name(entity.name)`, which the caller may have
+    computed already.
+    """
+    return _entity_words(entity, name_key, _fold_once)
+
+
+def entity_name_units(entity: Entity) -> frozenset[str]:
+    """Every unit of every name of `entity` (see `entity_names`), once each."""
+    return frozenset(chain.from_iterable(map(word_units, _entity_words(entity, None, fold_name))))
 
 
 def query_name_units(query: str) -> list[str]:

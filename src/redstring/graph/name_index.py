@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import threading
 from array import array
+from itertools import chain
 from typing import TYPE_CHECKING, Final, cast
 
 import numpy as np
 
-from redstring.domain.names import MIN_SHARED_UNITS, entity_name_units
+from redstring.domain.names import MIN_SHARED_UNITS, entity_name_units, word_units
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -98,26 +99,44 @@ class UnitPostings:
                 rows = postings[unit] = array("i")
             rows.append(row)
 
-    def _post_in_bulk(self, units_of: list[frozenset[str]], start: int) -> None:
-        """`_post` for rows `start, start + 1, ...`: grouped by numpy, one `extend` per unit.
+    def _post_words_in_bulk(self, words: list[str], counts: list[int], start: int) -> None:
+        """`_post` for rows `start, start + 1, ...`, each given as the words of its units.
 
-        The same postings as posting row by row, in the same (ascending)
-        order within each unit, with the per-posting work in C.
+        Row `start + i` holds the next `counts[i]` of `words`, and its units
+        are those words' `word_units`, unioned. The same postings as posting
+        each row's units in row order, ascending within each unit: a batch
+        has far fewer words than units, so the units are read once per
+        distinct word, and numpy spreads them over the rows, drops the
+        repeats and groups them by unit, one `extend` per unit.
         """
-        units: list[str] = []
-        counts: list[int] = []
-        for held in units_of:
-            units.extend(held)
-            counts.append(len(held))
-        distinct = dict.fromkeys(units)
+        row_count = len(counts)
+        distinct = dict.fromkeys(words)
         code_of = dict(zip(distinct, range(len(distinct)), strict=True))
-        codes = np.fromiter(map(code_of.__getitem__, units), dtype=np.intp, count=len(units))
-        rows = np.repeat(np.arange(start, start + len(units_of), dtype=np.int32), counts)
-        grouped = rows[np.argsort(codes, kind="stable")]
-        ends = np.cumsum(np.bincount(codes, minlength=len(distinct))).tolist()
+        word_codes = np.fromiter(map(code_of.__getitem__, words), dtype=np.intp, count=len(words))
+        units_of = list(map(word_units, distinct))
+        unit_of_word = list(chain.from_iterable(units_of))
+        units = dict.fromkeys(unit_of_word)
+        unit_code = dict(zip(units, range(len(units)), strict=True))
+        unit_codes = np.fromiter(
+            map(unit_code.__getitem__, unit_of_word), dtype=np.int64, count=len(unit_of_word)
+        )
+        sizes = np.fromiter(map(len, units_of), dtype=np.intp, count=len(units_of))
+        firsts = np.cumsum(sizes) - sizes
+        # For each word of `words`, its units' codes: `unit_codes[firsts[w]:][:sizes[w]]`.
+        spans = sizes[word_codes]
+        ends = np.cumsum(spans)
+        shift = np.repeat(firsts[word_codes] - (ends - spans), spans)
+        codes = unit_codes[np.arange(int(spans.sum())) + shift]
+        rows = np.repeat(np.repeat(np.arange(row_count, dtype=np.int64), counts), spans)
+        # One key per posting, unit-major: sorted and unique, each unit's rows ascend.
+        keys = np.sort(codes * row_count + rows)
+        if keys.size:
+            keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
+        grouped = (keys % row_count + start).astype(np.int32)
+        bounds = np.cumsum(np.bincount(keys // row_count, minlength=len(units))).tolist()
         postings = self.postings
         begin = 0
-        for unit, end in zip(distinct, ends, strict=True):
+        for unit, end in zip(units, bounds, strict=True):
             block = grouped[begin:end].tobytes()
             begin = end
             existing = postings.get(unit)
@@ -171,9 +190,15 @@ def _count_all(
         found = found[alive[found]]
     if found.size > limit:
         # Keep every row that could be among the best `limit`: all those
-        # sharing at least the `limit`-th largest count.
+        # sharing at least the `limit`-th largest count, read from how many
+        # rows share each count (a count is at most the query's units, so
+        # this is cheaper than partitioning the rows).
         shared = counts[found]
-        cut = np.partition(shared, found.size - limit)[found.size - limit]
+        rows_sharing = np.bincount(shared).tolist()
+        cut, reached = len(rows_sharing), 0
+        while reached < limit:
+            cut -= 1
+            reached += rows_sharing[cut]
         found = found[shared >= cut]
     order = np.lexsort((low[found], high[found], -counts[found]))[:limit]
     ranked: list[int] = found[order].tolist()

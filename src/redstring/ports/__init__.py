@@ -13,6 +13,7 @@ from redstring.ports.graph_store import (
     GraphStore,
     GraphWriter,
     NameCandidateReader,
+    SharedNameCandidateReader,
 )
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.llm import LlmProvider
@@ -29,6 +30,7 @@ __all__ = [
     "GraphWriter",
     "LlmProvider",
     "NameCandidateReader",
+    "SharedNameCandidateReader",
     "StoredEvent",
     "VectorPurge",
     "VectorReader",

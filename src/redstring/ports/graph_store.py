@@ -45,6 +45,26 @@ class NameCandidateReader(Protocol):
 
 
 @runtime_checkable
+class SharedNameCandidateReader(Protocol):
+    """Finds name candidates and lends the store's own entities, for a caller that only reads."""
+
+    async def find_shared_name_candidates(
+        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    ) -> list[Entity]:
+        """What `find_name_candidates` returns, as the entities the store holds, not copies.
+
+        The exception to "reads return copies", for a caller that reads many
+        candidates and keeps few (the lexical channel scores 50 and returns
+        `k`): it must change none of them, and hand out only copies of those
+        it keeps (`redstring.graph.stored.copy_entity`). A store holding its
+        entities in process memory offers it to save a copy per candidate;
+        a store that parses each entity it reads has nothing to lend, and
+        does not. Raises as `find_name_candidates` does. See ADR 0052.
+        """
+        ...
+
+
+@runtime_checkable
 class GraphReader(NameCandidateReader, Protocol):
     """Reads entities and relationships, and finds name candidates."""
 

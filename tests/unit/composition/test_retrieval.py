@@ -693,3 +693,25 @@ def test_a_query_the_validator_would_convert_still_goes_through_it() -> None:
     result = RetrievalResult(query=Text("Ada"), matches=[])
     assert type(result.query) is str
     assert result == RetrievalResult(query="Ada", matches=[])
+
+
+@pytest.mark.parametrize("mode", [RetrievalMode.LEXICAL, RetrievalMode.HYBRID])
+async def test_a_lexical_match_is_a_copy_the_caller_may_change(mode: RetrievalMode) -> None:
+    # The in-memory store lends its own entities to the lexical channel; two
+    # entities without properties share the store's one empty dict.
+    stores = Stores()
+    ada, byron = make_entity(name="Ada Lovelace"), make_entity(name="Ada Byron")
+    aliased = make_entity(name="Augusta Ada", properties={"aliases": ["Ada King"]})
+    await stores.add(ada, byron, aliased)
+    result = await stores.retriever().retrieve("Ada", TENANT, mode=mode)
+    assert {match.entity.id for match in result.matches} == {ada.id, byron.id, aliased.id}
+    for match in result.matches:
+        match.entity.properties["changed"] = True
+        match.entity.properties.get("aliases", []).append("Changed")
+    for original in (ada, byron, aliased):
+        held = await stores.graph.get_entity(original.id, TENANT)
+        assert held is not None
+        assert held.properties == original.properties
+    lent = await stores.graph.find_shared_name_candidates("Ada", TENANT)
+    assert sorted(entity.properties == {} for entity in lent) == [False, True, True]
+    assert aliased.properties == {"aliases": ["Ada King"]}

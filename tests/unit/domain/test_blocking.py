@@ -1,5 +1,7 @@
+import unicodedata
 from typing import Any
 
+import jellyfish
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -17,6 +19,7 @@ from redstring.domain.blocking import (
     soundex_key_for_name,
 )
 from redstring.domain.entity import Entity
+from redstring.domain.normalization import normalize_name
 from redstring.testing.factories import make_entity
 
 #: Names and types an entity can hold: not blank, no NUL (hypothesis omits surrogates).
@@ -131,6 +134,12 @@ def test_an_unknown_strategy_is_rejected() -> None:
         blocking_keys_for(entity(), ["phonetic"])  # type: ignore[list-item]
 
 
+@pytest.mark.parametrize("strategies", ["prefix", 3, None])
+def test_strategies_that_are_not_an_iterable_of_strategies_are_refused(strategies: Any) -> None:
+    with pytest.raises(ValueError, match=r"^strategies must be an iterable of strategies, got "):
+        blocking_keys_for(entity(), strategies)
+
+
 @given(storable_name, storable_name)
 @example("person", "person")
 @example("p:ada", "Ada")
@@ -226,3 +235,28 @@ def test_query_blocking_keys_is_the_prefix_key_then_the_soundex_key_when_there_i
     soundex = soundex_key_for_name(query)
     expected = [prefix_key_for_name(query)] + ([soundex] if soundex is not None else [])
     assert query_blocking_keys(query) == expected
+
+
+@given(storable_name)
+@example("Müñoz")
+@example("ﬁsh 12 Ǆ")  # compatibility forms decompose into ASCII letters
+@example("Straße")  # "ß" is a letter but not an ASCII one, and NFKD keeps it
+@example("[`@{")  # the neighbours of the ASCII letters
+@example("李小龙")
+def test_the_soundex_key_codes_exactly_the_ascii_letters_of_the_decomposed_name(name: str) -> None:
+    """The definition, written out: NFKD of the normalized name, its ASCII letters, coded."""
+    decomposed = unicodedata.normalize("NFKD", normalize_name(name))
+    letters = "".join(c for c in decomposed if c.isascii() and c.isalpha())
+    expected = "s:" + jellyfish.soundex(letters) if letters else None
+    assert soundex_key_for_name(name) == expected
+
+
+@given(storable_name, storable_name)
+@example("Ada Lovelace", "Person")
+@example("12345", "person")
+def test_the_default_keys_are_each_strategys_key(name: str, entity_type: str) -> None:
+    held = entity(name, entity_type)
+    keys = {prefix_key(held), soundex_key(held), entity_type_key(held)} - {None}
+    assert blocking_keys_for(held) == keys
+    values: list[Any] = [str(strategy) for strategy in DEFAULT_STRATEGIES]  # values, not members
+    assert blocking_keys_for(held, values) == keys

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import jellyfish
 import pytest
 from hypothesis import example, given, settings
@@ -12,11 +14,15 @@ from redstring.domain.lexical import (
     PROPERTY_WEIGHT,
     WORD_MATCH_WEIGHT,
     lexical_score,
+    lexical_scores,
     name_similarity,
     word_match_similarity,
 )
 from redstring.domain.names import entity_names
 from redstring.testing.factories import make_entity
+
+if TYPE_CHECKING:
+    from redstring.domain.entity import Entity
 
 #: What a folded ASCII text is made of: small letters, digits, single spaces.
 _FOLDED_ASCII = st.text(alphabet="abcdez09 ", max_size=80).map(lambda text: " ".join(text.split()))
@@ -148,3 +154,79 @@ def test_the_score_is_the_best_of_what_its_docstring_lists(
         if isinstance(value, str):
             expected = max(expected, PROPERTY_WEIGHT * name_similarity(query, value))
     assert lexical_score(query, entity) == expected
+
+
+# -- lexical_scores: the same floats as lexical_score, entity by entity ---------------
+
+#: Names for the batch: ASCII words (some repeated, some one edit apart),
+#: spacing and punctuation, and a few outside ASCII.
+_BATCH_NAMES = st.one_of(
+    st.lists(st.sampled_from(["ada", "Ada", "adda", "lovelace", "Lovelace", "byron", "b"]),
+             min_size=1, max_size=4).map(" ".join),
+    st.text(alphabet="Ada Lovelace,.-'  09", min_size=1, max_size=20).filter(str.strip),
+    _NAMES,
+)  # fmt: skip
+
+
+@st.composite
+def _scored_entities(draw: st.DrawFn) -> list[Entity]:
+    entities = []
+    for _ in range(draw(st.integers(0, 12))):
+        name = draw(_BATCH_NAMES)
+        fields: dict[str, object] = {"name": name}
+        extra = draw(st.sampled_from(["none", "aliases", "property", "normalized", "upper"]))
+        if extra == "aliases":
+            fields["properties"] = {"aliases": [draw(_BATCH_NAMES), 7]}
+        elif extra == "property":
+            fields["properties"] = {"city": draw(_BATCH_NAMES), "count": 3}
+        elif extra == "normalized":
+            fields["normalized_name"] = draw(_BATCH_NAMES)
+        elif extra == "upper":
+            fields["normalized_name"] = name.upper()
+        entities.append(make_entity(**fields))
+    return entities
+
+
+def _batch(names: list[str], **fields: object) -> list[Entity]:
+    return [make_entity(name=name, **fields) for name in names]
+
+
+@settings(max_examples=300)
+@given(query=_BATCH_NAMES, entities=_scored_entities())
+# No entity, and fewer than the batch takes (each is then scored in turn).
+@example(query="Ada", entities=[])
+@example(query="Ada Lovelace", entities=_batch(["Ada", "Lovelace", "Ada Byron"]))
+# The fewest the batch takes: an exact match, a reordering, a bare word, a miss.
+@example(
+    query="Lovelace, Ada",
+    entities=_batch(["Ada Lovelace", "Lovelace Ada", "Lovelace", "Byron"]),
+)
+# A query that folds to nothing, names that fold to nothing, and a name
+# outside ASCII among ASCII ones.
+@example(query="--", entities=_batch(["Ada", "--", "Ada Byron", "Жa", ",."]))
+@example(query="Ada", entities=_batch([",", "Ada", "Ada Ada", "a d a", "Ада"]))
+# Names that all fold outside ASCII: every name in turn, the query too.
+@example(query="Ada", entities=_batch(["Ада", "Жж", "北京", "Αθήνα"]))
+# A query outside ASCII: every name in turn.
+@example(query="Ада", entities=_batch(["Ada", "Ада", "Adda", "Byron"]))
+# Names past `MAX_NAME_CHARS`, and an upper-case `normalized_name`.
+@example(query="ada " * 70, entities=_batch(["Ada " * 70, "ada " * 80, "b " * 90, "Ada"]))
+@example(
+    query="ada byron",
+    entities=_batch(["Ada Byron", "Ada  Byron", "ada", "Byron"], normalized_name="ADA BYRON"),
+)
+def test_scoring_together_gives_each_entitys_own_score_bit_for_bit(
+    query: str, entities: list[Entity]
+) -> None:
+    expected = [lexical_score(query, entity) for entity in entities]
+    assert [repr(score) for score in lexical_scores(query, entities)] == [
+        repr(score) for score in expected
+    ]
+
+
+def test_scoring_together_keeps_the_literal_scores_of_a_surname_and_a_reordering() -> None:
+    entities = _batch(["Ada Lovelace", "Lovelace, Ada", "Augusta Ada King", "Grace Hopper"])
+    scores = lexical_scores("Lovelace", entities)
+    assert scores[:2] == [WORD_MATCH_WEIGHT, WORD_MATCH_WEIGHT]
+    assert lexical_scores("Ada Lovelace", entities)[:2] == [1.0, 1.0]
+    assert scores[3] < 0.5

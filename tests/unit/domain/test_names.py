@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import pytest
@@ -12,10 +13,12 @@ from redstring.domain.lexical import PROPERTY_WEIGHT, lexical_score, name_simila
 from redstring.domain.names import (
     MAX_NAME_CHARS,
     entity_name_units,
+    entity_name_words,
     entity_names,
     name_units,
     query_name_units,
     unit_overlap,
+    word_units,
 )
 from redstring.domain.normalization import fold_name, latin_name, normalize_name
 from redstring.testing.factories import make_entity
@@ -203,6 +206,40 @@ def test_entity_units_are_the_union_of_each_names_units(name: str, normalized: s
         entity = entity.model_copy(update={"normalized_name": normalized})
     assert entity_name_units(entity) == _units_of_every_name(entity)
     assert entity_name_units(entity) >= name_units(name)
+
+
+_ANY_SCRIPT = st.text(
+    alphabet=st.sampled_from(["a", "B", "é", "\u0301", " ", "ß", "Ж", "北", "ﬁ", "'", "µ", "ǅ"]),
+    min_size=1,
+    max_size=300,
+).filter(lambda name: not name.isspace())
+
+
+@given(
+    _ANY_SCRIPT,
+    st.none() | _ANY_SCRIPT,
+    st.none() | st.lists(_ANY_SCRIPT | st.integers(-3, 3), min_size=2, max_size=3),
+)
+@example("Москва", None, None)  # outside ASCII: the romanized words too
+@example("x" * 300 + " ada", "x" * 300 + " ada", None)  # normalized, but past the cut
+@example("Ada Lovelace", "ada lovelace", None)  # normalized exactly: nothing added
+@example("Ada Lovelace", "zed", None)
+@example("Banana nana", None, ["Anna", 7, "..."])  # repeated units, a non-string alias
+@example("...", "...", None)  # no word at all
+def test_an_entitys_words_carry_exactly_its_units(
+    name: str, normalized: str | None, aliases: list[str | int] | None
+) -> None:
+    entity = make_entity(name=name, properties={} if aliases is None else {"aliases": aliases})
+    if normalized is not None:
+        entity = entity.model_copy(update={"normalized_name": normalized})
+    words = entity_name_words(entity)
+    assert frozenset(chain.from_iterable(map(word_units, words))) == entity_name_units(entity)
+    assert entity_name_words(entity, normalize_name(name)) == words
+
+
+def test_a_words_units_keep_their_order_and_repeats() -> None:
+    assert word_units("ana") == ("  a", " an", "ana", "na ")
+    assert word_units("anana").count("ana") == 2
 
 
 def test_unit_overlap_is_one_for_the_same_name_and_zero_without_units() -> None:

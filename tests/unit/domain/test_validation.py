@@ -7,6 +7,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from redstring.domain import validation
 from redstring.domain.limits import MAX_DEPTH, MAX_LIMIT, MAX_NAME_LENGTH, MAX_QUERY_LENGTH
 from redstring.domain.validation import (
     check_depth,
@@ -218,6 +219,86 @@ def test_an_unusual_but_storable_entity_passes_the_slow_checks() -> None:
 def test_a_text_field_that_is_not_a_string_is_refused_at_the_store_edge() -> None:
     with pytest.raises(ValueError, match=r"^entities\[0\]\.description must be a string"):
         check_entities([make_entity().model_copy(update={"description": 7})])
+
+
+class _Text(str):
+    __slots__ = ()
+
+
+class _Dict(dict[str, Any]):
+    pass
+
+
+#: Changes `model_copy(update=...)` lets through, each storable or not.
+_UPDATES: list[dict[str, Any]] = [
+    {},
+    {"confidence": math.nan},
+    {"confidence": 1},
+    {"confidence": 1.0000001},
+    {"confidence": 0.0},
+    {"name": "x" * MAX_NAME_LENGTH},
+    {"name": "x" * (MAX_NAME_LENGTH + 1)},
+    {"name": " \t"},
+    {"name": _Text("Ada")},
+    {"name": "Ada\x00"},
+    {"normalized_name": ""},
+    {"normalized_name": "\ud800"},
+    {"normalized_name": "x" * (MAX_NAME_LENGTH + 1)},
+    {"entity_type": ""},
+    {"entity_type": 3},
+    {"description": 7},
+    {"description": "a\x00"},
+    {"source_id": "\udfff"},
+    {"model": "e5"},
+    {"model": _Text("e5")},
+    {"properties": {"aliases": ["Ada", 7]}},
+    {"properties": {"k": "\x00"}},
+    {"properties": _Dict(k=1)},
+    {"properties": ("a",)},
+    {"extraction_method": "llm"},
+    {"tenant_id": str(TENANT)},
+    {"id": 7},
+    {"blocking_keys": None},
+    {"blocking_keys": {"p:ada"}},
+    {"blocking_keys": frozenset({_Text("p:ada")})},
+    {"blocking_keys": frozenset({"p:ada", 7})},
+    {"blocking_keys": frozenset({"\x00"})},
+]
+
+
+@given(st.lists(st.sampled_from(range(len(_UPDATES))), min_size=2, max_size=6))
+@example([0, 0])
+@example([9, 0])  # a bad row before a good one
+@example([0, 29])  # a `str` subclass key: not for the fast checks, fine for the full ones
+def test_the_batch_checks_pass_exactly_the_batches_whose_every_entity_passes_alone(
+    picks: list[int],
+) -> None:
+    batch = [make_entity().model_copy(update=_UPDATES[pick]) for pick in picks]
+    alone = [validation._storable_entity(entity) for entity in batch]
+    assert validation._storable_entities(batch) == all(alone)
+
+
+def test_an_entity_missing_a_field_is_left_to_the_entity_by_entity_checks() -> None:
+    entity = make_entity()
+    del entity.__dict__["model"]
+    assert not validation._storable_entities([entity])
+    assert not validation._storable_entities([make_entity(), 7])
+    # A `__dict__` of a dict subclass could answer lookups its own way.
+    odd = make_entity()
+    object.__setattr__(odd, "__dict__", _Dict(odd.__dict__))
+    assert not validation._storable_entities([odd])
+    assert check_entities([odd]) == [odd]
+
+
+@pytest.mark.parametrize("bad", [0, 4095, 4096, 4097, 8191, 8192, 9000])
+def test_a_bad_entity_anywhere_in_a_large_batch_is_named_by_its_index(bad: int) -> None:
+    """The batch's texts are scanned in chunks: a bad one each side of a chunk's end."""
+    entity = make_entity(description="fine")
+    batch = [entity] * 9001
+    batch[bad] = entity.model_copy(update={"description": "a\x00"})
+    with pytest.raises(ValueError, match=rf"^entities\[{bad}\]\.description contains a NUL"):
+        check_entities(batch)
+    assert check_entities([entity] * 9001) == [entity] * 9001
 
 
 class BytesPath:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from itertools import chain
 from typing import TYPE_CHECKING, Final
 from uuid import UUID
 
@@ -12,9 +13,14 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from redstring.domain.ids import EntityId
-from redstring.domain.names import MIN_SHARED_UNITS, entity_name_units, query_name_units
+from redstring.domain.names import (
+    MIN_SHARED_UNITS,
+    entity_name_units,
+    query_name_units,
+    word_units,
+)
 from redstring.graph import name_index
-from redstring.graph.name_index import NameIndex
+from redstring.graph.name_index import NameIndex, UnitPostings
 from redstring.testing.factories import make_entity
 
 if TYPE_CHECKING:
@@ -190,3 +196,29 @@ def test_two_threads_looking_up_at_once_each_get_the_full_answer() -> None:
     with _mode("walk, as shipped"), ThreadPoolExecutor(max_workers=4) as pool:
         answers = list(pool.map(lambda _: index.find(units, 30), range(200)))
     assert all(answer == expected for answer in answers)
+
+
+def _postings(index: UnitPostings) -> dict[str, list[int]]:
+    return {unit: list(rows) for unit, rows in index.postings.items()}
+
+
+_ROW_WORDS = st.lists(st.sampled_from(["ana", "anana", "a", "nan", "b", "ab", "ba"]), max_size=4)
+
+
+@given(rows=st.lists(_ROW_WORDS, min_size=2, max_size=30), start=st.integers(0, 4))
+@example(rows=[[], []], start=0)  # rows without a word: no postings at all
+@example(rows=[["anana", "anana"], ["ana"]], start=3)  # a unit repeated in a word, across words
+@example(rows=[["ab"], [], ["ba", "ab"]], start=1)  # a row without a word between two with
+def test_posting_a_batchs_words_in_bulk_posts_what_posting_each_row_does(
+    rows: list[list[str]], start: int
+) -> None:
+    bulk, one_by_one = UnitPostings(), UnitPostings()
+    for index in (bulk, one_by_one):
+        index._add_rows(list(range(start + len(rows))))
+        for row in range(start):  # earlier rows, so that postings are extended, not new
+            index._post(row, set(word_units("ana")) | set(word_units(f"b{row}")))
+    for row, words in enumerate(rows, start):
+        one_by_one._post(row, set(chain.from_iterable(map(word_units, words))))
+    words = [word for row_words in rows for word in row_words]
+    bulk._post_words_in_bulk(words, [len(row_words) for row_words in rows], start)
+    assert _postings(bulk) == _postings(one_by_one)

@@ -13,12 +13,14 @@ garbage collector to walk on every full collection, so the store keeps as
 few as it can: an index entry held by one entity is that entity's bare
 `id.int`, becoming a set only when a second entity shares it, and stored
 entities share their (never changed) fields-set and empty `properties`.
-See ADR 0035.
+See ADR 0035. A large batch's name units are posted from its words, and the
+batch is checked in one pass (ADR 0050).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from itertools import repeat
 from typing import TYPE_CHECKING, Final, cast
 
 from redstring.domain.entity import Entity
@@ -28,6 +30,7 @@ from redstring.domain.merging import check_merge, repoint
 from redstring.domain.names import (
     NAME_CANDIDATE_LIMIT,
     entity_name_units,
+    entity_name_words,
     query_name_units,
 )
 from redstring.domain.normalization import normalize_name
@@ -47,7 +50,7 @@ from redstring.domain.validation import (
 )
 from redstring.graph.name_index import UnitPostings
 from redstring.graph.stored import copy_entity
-from redstring.ports.graph_store import GraphStore
+from redstring.ports.graph_store import GraphStore, SharedNameCandidateReader
 from redstring.ports.lifetime import AsyncClosable
 
 if TYPE_CHECKING:
@@ -57,6 +60,7 @@ if TYPE_CHECKING:
 
 
 _set_attribute: Final = object.__setattr__
+_new_object: Final = object.__new__
 
 
 #: The `properties` of every stored entity that has none. The store never
@@ -66,23 +70,19 @@ _set_attribute: Final = object.__setattr__
 _NO_PROPERTIES: Final[dict[str, object]] = {}
 
 
-def _stored_copy(entity: Entity, fields_sets: dict[frozenset[str], set[str]]) -> Entity:
+def _stored_copy(entity: Entity, fields: set[str]) -> Entity:
     """`copy_entity`, for the store's own copy: shares what the store never changes.
 
-    An empty `properties` is `_NO_PROPERTIES`, and the fields-set is the one
-    in `fields_sets` equal to the entity's: the store never changes either,
-    and every read hands out its own copies.
+    An empty `properties` is `_NO_PROPERTIES`, and the fields-set is `fields`
+    (equal to the entity's, shared by the store's entities): the store never
+    changes either, and every read hands out its own copies.
     """
     state = entity.__dict__.copy()
     properties = state["properties"]
     state["properties"] = copy_json(properties) if properties else _NO_PROPERTIES
-    fields = frozenset(entity.__pydantic_fields_set__)
-    shared = fields_sets.get(fields)
-    if shared is None:
-        shared = fields_sets[fields] = set(fields)
-    copy = Entity.__new__(Entity)
+    copy = _new_object(Entity)
     _set_attribute(copy, "__dict__", state)
-    _set_attribute(copy, "__pydantic_fields_set__", shared)
+    _set_attribute(copy, "__pydantic_fields_set__", fields)
     _set_attribute(copy, "__pydantic_extra__", None)
     _set_attribute(copy, "__pydantic_private__", None)
     return copy
@@ -103,17 +103,6 @@ def _by_id_string[T: (Entity, Relationship)](items: Iterable[T]) -> list[T]:
 
 type _Members = int | set[int]
 """What an index keeps under a key: one entity's `id.int`, or a set of two or more."""
-
-
-def _add_member(index: dict[str, _Members], key: str, member: int) -> None:
-    """Add `member` under `key`; the caller knows it is not held there yet."""
-    held = index.get(key)
-    if held is None:
-        index[key] = member
-    elif isinstance(held, int):
-        index[key] = {held, member}
-    else:
-        held.add(member)
 
 
 def _discard_member(index: dict[str, _Members], key: str, member: int) -> None:
@@ -157,8 +146,11 @@ class _NameIndex(UnitPostings):
         self.entities: list[Entity | None] = []
         self.row_of: dict[int, int] = {}
 
-    def put_many(self, batch: dict[int, Entity]) -> None:
-        """Index each entity of `batch` (keyed by `id.int`) under a new row, retiring old rows."""
+    def put_many(self, batch: dict[int, Entity], name_keys: list[str] | None = None) -> None:
+        """Index each entity of `batch` (keyed by `id.int`) under a new row, retiring old rows.
+
+        `name_keys`, when given, are `normalize_name` of each entity's name, in order.
+        """
         row_of = self.row_of
         for key in batch:
             if key in row_of:
@@ -171,7 +163,13 @@ class _NameIndex(UnitPostings):
             for row, entity in enumerate(batch.values(), start):
                 self._post(row, entity_name_units(entity))
             return
-        self._post_in_bulk([entity_name_units(entity) for entity in batch.values()], start)
+        words: list[str] = []
+        counts: list[int] = []
+        for entity, name_key in zip(batch.values(), name_keys or repeat(None), strict=False):
+            found = entity_name_words(entity, name_key)
+            words += found
+            counts.append(len(found))
+        self._post_words_in_bulk(words, counts, start)
 
     def remove(self, key: int) -> None:
         """Retire the row of the entity whose `id.int` is `key`; it must have one."""
@@ -231,6 +229,7 @@ class _Tenant:
     def put_entities(self, batch: dict[int, Entity]) -> None:
         """Store each entity of `batch`, keyed by `id.int`, replacing any held."""
         entities, by_key, by_name = self.entities, self.by_key, self.by_name
+        name_keys: list[str] = []
         for key, entity in batch.items():
             previous = entities.get(key)
             if previous is not None:
@@ -238,10 +237,26 @@ class _Tenant:
                     _discard_member(by_key, blocking_key, key)
                 _discard_member(by_name, normalize_name(previous.name), key)
             entities[key] = entity
+            # Each key holds a bare `id.int` until a second entity shares it (see
+            # `_Members`); written out here, as this runs once per key of every entity.
             for blocking_key in entity.blocking_keys or ():
-                _add_member(by_key, blocking_key, key)
-            _add_member(by_name, normalize_name(entity.name), key)
-        self.names.put_many(batch)
+                held = by_key.get(blocking_key)
+                if held is None:
+                    by_key[blocking_key] = key
+                elif type(held) is int:
+                    by_key[blocking_key] = {held, key}
+                else:
+                    held.add(key)  # type: ignore[union-attr]
+            name_key = normalize_name(entity.name)
+            name_keys.append(name_key)
+            held = by_name.get(name_key)
+            if held is None:
+                by_name[name_key] = key
+            elif type(held) is int:
+                by_name[name_key] = {held, key}
+            else:
+                held.add(key)  # type: ignore[union-attr]
+        self.names.put_many(batch, name_keys)
         if self.names.needs_compacting():
             self.names = _NameIndex()
             self.names.put_many(entities)
@@ -272,7 +287,7 @@ class _Tenant:
         return True
 
 
-class InMemoryGraphStore(AsyncClosable, GraphStore):
+class InMemoryGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
     """A `GraphStore` held in process memory, for tests and small jobs.
 
     Keyed `(tenant_id, id)`; reads return copies; a batch is validated whole
@@ -300,18 +315,36 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Store a copy of each entity; a later one with the same key wins."""
-        fields_sets = self._fields_sets
-        copies = [_stored_copy(entity, fields_sets) for entity in check_entities(entities)]
         # Grouped by tenant, a later entity with the same id replacing an
-        # earlier one, so that each tenant indexes its batch in one go.
+        # earlier one, so that each tenant indexes its batch in one go. Most
+        # batches hold one tenant and one fields-set, so the last of each is
+        # kept at hand.
         batches: dict[int, tuple[TenantId, dict[int, Entity]]] = {}
-        for entity in copies:
-            batch = batches.get(entity.tenant_id.int)
-            if batch is None:
-                batch = batches[entity.tenant_id.int] = (entity.tenant_id, {})
-            batch[1][entity.id.int] = entity
+        tenant_key, batch = -1, {}
+        fields: set[str] | None = None
+        shared = set[str]()
+        for entity in check_entities(entities):
+            if entity.__pydantic_fields_set__ != fields:
+                fields = entity.__pydantic_fields_set__
+                shared = self._shared_fields(fields)
+            tenant_id = entity.tenant_id
+            if tenant_id.int != tenant_key:
+                tenant_key = tenant_id.int
+                held = batches.get(tenant_key)
+                if held is None:
+                    held = batches[tenant_key] = (tenant_id, {})
+                batch = held[1]
+            batch[entity.id.int] = _stored_copy(entity, shared)
         for tenant_id, batch_entities in batches.values():
             self._tenant(tenant_id).put_entities(batch_entities)
+
+    def _shared_fields(self, fields: set[str]) -> set[str]:
+        """The store's own set equal to `fields`, which its entities share."""
+        key = frozenset(fields)
+        shared = self._fields_sets.get(key)
+        if shared is None:
+            shared = self._fields_sets[key] = set(key)
+        return shared
 
     async def upsert_relationship(self, relationship: Relationship) -> None:
         """Store the relationship; `MissingEntityError` if an endpoint is absent."""
@@ -338,7 +371,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
         for entity_id in merged:
             if entity_id not in tenant and tenant.resolve(entity_id) != canonical.id:
                 raise MissingEntityError(entity_id=entity_id, tenant_id=canonical.tenant_id)
-        stored = _stored_copy(canonical, self._fields_sets)
+        stored = _stored_copy(canonical, self._shared_fields(canonical.__pydantic_fields_set__))
         tenant.put_entities({stored.id.int: stored})
         for entity_id in absorbed:
             for relationship_id in sorted(tenant.adjacency.get(entity_id, set()), key=str):
@@ -457,13 +490,24 @@ class InMemoryGraphStore(AsyncClosable, GraphStore):
 
         See `NameCandidateReader.find_name_candidates` for the contract.
         """
+        shared = await self.find_shared_name_candidates(query, tenant_id, limit=limit)
+        return [copy_entity(entity) for entity in shared]
+
+    async def find_shared_name_candidates(
+        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    ) -> list[Entity]:
+        """The stored entities `find_name_candidates` would copy, lent to a caller that only reads.
+
+        See `SharedNameCandidateReader.find_shared_name_candidates`: change
+        none of them, and hand out only copies.
+        """
         check_tenant_id(tenant_id)
         check_limit(limit)
         units = query_name_units(query)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
-        return [copy_entity(entity) for entity in tenant.names.find(units, limit)]
+        return tenant.names.find(units, limit)
 
     async def get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 from uuid import UUID
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from redstring.domain.exceptions import ClosedError
 from redstring.domain.ids import EntityId
 from redstring.domain.names import MIN_SHARED_UNITS, entity_name_units, query_name_units
 from redstring.graph import name_index
 from redstring.graph.adapters.memory import InMemoryGraphStore
-from redstring.ports.graph_store import GraphStore
+from redstring.ports.graph_store import GraphStore, SharedNameCandidateReader
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
 from redstring.testing.graph_store import GraphStoreCompliance
 
@@ -125,6 +127,47 @@ async def test_a_large_batch_indexes_names_as_the_same_entities_written_one_by_o
         assert found == await single.find_name_candidates(query, TENANT, limit=40)
 
 
+async def test_a_large_batch_of_unusual_names_indexes_as_written_one_by_one() -> None:
+    # Other scripts (romanized too), aliases, an extractor's own normalized
+    # name and names past the indexed length, in a batch taking the bulk path.
+    names = ["Москва", "Αθήνα", "北京", "Müñoz", "O'Brien, Seán", "ﬁsh", "µ", "x" * 300 + " ada"]
+    entities = []
+    for n in range(300):
+        name = f"{names[n % 8]} {n % 11}"
+        overrides: dict[str, Any] = {"name": name}
+        if n % 3 == 0:
+            overrides["properties"] = {"aliases": [names[(n + 1) % 8], 7, f"Alias{n % 5}"]}
+        if n % 4 == 0:
+            overrides["normalized_name"] = f"extracted {names[(n + 2) % 8]}"
+        entities.append(make_entity(**overrides))
+    bulk, single = InMemoryGraphStore(), InMemoryGraphStore()
+    await bulk.upsert_entities(entities)
+    for entity in entities:
+        await single.upsert_entity(entity)
+    for query in [*names, "Moskva 3", "athina", "beijing", "alias3", "extracted munoz"]:
+        found = await bulk.find_name_candidates(query, TENANT, limit=60)
+        assert found
+        assert found == await single.find_name_candidates(query, TENANT, limit=60)
+
+
+async def test_a_batch_switching_tenants_and_fields_stores_each_entity_as_given() -> None:
+    shared_id = EntityId(UUID(int=7))
+    batch = [
+        make_entity(id=shared_id, name="Ada Lovelace"),
+        make_entity(id=shared_id, tenant_id=OTHER_TENANT, name="Grace", description="d"),
+        make_entity(name="Emmy Noether", blocking_keys=None),
+        make_entity(tenant_id=OTHER_TENANT, name="Hopper", source_id="s"),
+        make_entity(name="Byron", model="m"),
+    ]
+    store = InMemoryGraphStore()
+    await store.upsert_entities(batch)
+    for entity in batch:
+        stored = await store.get_entity(entity.id, entity.tenant_id)
+        assert stored == entity
+        assert stored is not None
+        assert stored.model_fields_set == entity.model_fields_set
+
+
 async def test_a_large_batch_that_repeats_an_id_keeps_only_the_last() -> None:
     entities = [make_entity(name=f"Bill Kidd{n}") for n in range(299)]
     first = make_entity(name="Grace Hopper")
@@ -194,3 +237,37 @@ async def test_changing_a_written_entitys_fields_set_does_not_reach_the_store() 
     read = await store.get_entity(ada.id, TENANT)
     assert read is not None
     assert read.model_fields_set == expected
+
+
+async def test_shared_name_candidates_are_the_held_entities_that_find_name_candidates_copies() -> (
+    None
+):
+    store = InMemoryGraphStore()
+    assert isinstance(store, SharedNameCandidateReader)
+    mine = make_entity(name="Ada Lovelace", properties={"aliases": ["Countess"]})
+    # The same id and name in another tenant: never lent across.
+    theirs = make_entity(id=mine.id, name="Ada Lovelace", tenant_id=OTHER_TENANT)
+    await store.upsert_entities([mine, theirs, make_entity(name="Charles Babbage")])
+    lent = await store.find_shared_name_candidates("Ada Lovelace", TENANT)
+    copies = await store.find_name_candidates("Ada Lovelace", TENANT)
+    assert lent == copies == [mine]
+    [again] = await store.find_shared_name_candidates("Ada Lovelace", TENANT, limit=1)
+    assert again is lent[0]
+    assert copies[0] is not lent[0]
+    assert copies[0].properties is not lent[0].properties
+    assert await store.find_shared_name_candidates("Ada Lovelace", TENANT, limit=0) == []
+    assert await store.find_shared_name_candidates("Ada", UUID(int=99)) == []  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [-1, True, 2.5, None])
+async def test_a_shared_lookup_refuses_what_find_name_candidates_refuses(bad: object) -> None:
+    store = InMemoryGraphStore()
+    with pytest.raises(ValueError, match="limit"):
+        await store.find_shared_name_candidates("Ada", TENANT, limit=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="tenant"):
+        await store.find_shared_name_candidates("Ada", "tenant")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="query"):
+        await store.find_shared_name_candidates(7, TENANT)  # type: ignore[arg-type]
+    await store.close()
+    with pytest.raises(ClosedError):
+        await store.find_shared_name_candidates("Ada", TENANT)
