@@ -54,7 +54,7 @@ from redstring.domain.validation import (
 )
 from redstring.graph.name_index import NameIndex
 from redstring.graph.stored import copy_entity, entity_from_json
-from redstring.ports.graph_store import GraphStore
+from redstring.ports.graph_store import GraphStore, SharedNameCandidateReader
 from redstring.ports.lifetime import AsyncClosable
 from redstring.storage.adapters.postgres import (
     DEFAULT_POOL_SIZE,
@@ -312,7 +312,7 @@ def _chunks[T](items: Sequence[T]) -> list[Sequence[T]]:
     return [items[start : start + _CHUNK] for start in range(0, len(items), _CHUNK)]
 
 
-class PostgresGraphStore(AsyncClosable, GraphStore):
+class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
     """A `GraphStore` kept in Postgres, shared by every process that opens it.
 
     Give a `dsn` (a `postgresql://` URL or a libpq keyword string) and the
@@ -784,6 +784,17 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
         parsed at their indexed revision are fetched. See
         `NameCandidateReader.find_name_candidates` for the contract.
         """
+        shared = await self.find_shared_name_candidates(query, tenant_id, limit=limit)
+        return [copy_entity(entity) for entity in shared]
+
+    async def find_shared_name_candidates(
+        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    ) -> list[Entity]:
+        """The held entities `find_name_candidates` would copy, lent to a caller that only reads.
+
+        See `SharedNameCandidateReader.find_shared_name_candidates`: change
+        none of them, and hand out only copies.
+        """
         check_tenant_id(tenant_id)
         check_limit(limit)
         units = query_name_units(query)
@@ -807,7 +818,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
             if current == generation:
                 if missing:
                     self._take(tenant_id, found, [row[1:] for row in rows if row[1] is not None])
-                return [copy_entity(found[entity_id]) for entity_id in ids if entity_id in found]
+                return [found[entity_id] for entity_id in ids if entity_id in found]
             index = await self._names_of(tenant_id, current)
         else:
             index = await self._names_of(tenant_id)
@@ -818,7 +829,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore):
                 tenant_id, found, await self._fetch(self._sql.revisions_by_id, tenant_id, missing)
             )
         # An id another writer deleted since the index was brought up is left out.
-        return [copy_entity(found[entity_id]) for entity_id in ids if entity_id in found]
+        return [found[entity_id] for entity_id in ids if entity_id in found]
 
     def _held_candidates(
         self, tenant_id: TenantId, index: NameIndex, ids: Sequence[EntityId]
