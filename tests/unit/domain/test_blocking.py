@@ -109,6 +109,17 @@ def test_a_name_without_a_soundex_key_still_gets_prefix_and_type_keys(name: str)
     assert len(keys) == 2
 
 
+@pytest.mark.parametrize("name", ["12345", "李小龙"])
+def test_a_strategy_after_a_missing_soundex_key_still_contributes(name: str) -> None:
+    # An explicit order: the default set iterates in hash order, which
+    # varies between runs, so it does not always reach a strategy after soundex.
+    keys = blocking_keys_for(
+        entity(name, "person"), [BlockingKeyStrategy.SOUNDEX, BlockingKeyStrategy.PREFIX]
+    )
+
+    assert keys == frozenset({prefix_key(entity(name))})
+
+
 @pytest.mark.parametrize(
     ("strategies", "expected"),
     [

@@ -25,7 +25,12 @@ from redstring.testing.vector_store import (
     entity_id,
     towards,
 )
-from redstring.vector.adapters.postgres import HnswIndex, PostgresVectorStore
+from redstring.vector.adapters.postgres import (
+    _COPY_MESSAGE_BYTES,
+    HnswIndex,
+    PostgresVectorStore,
+    _chunked,
+)
 
 if TYPE_CHECKING:
     from asyncpg.pool import PoolConnectionProxy
@@ -359,3 +364,21 @@ def test_the_representation_names_the_mode_and_state() -> None:
     asyncio.run(store.close())
     assert repr(PostgresVectorStore("postgresql://x/y", dimension=4)).endswith("exact, open)")
     assert repr(store).endswith("closed)")
+
+
+@pytest.mark.parametrize(
+    "sizes",
+    [
+        [],
+        [10],
+        [_COPY_MESSAGE_BYTES],  # ends exactly on a message: nothing is left over
+        [_COPY_MESSAGE_BYTES - 1, 1, 5],
+        [700_000, 700_000, 700_000],
+    ],
+)
+async def test_copy_rows_are_sent_whole_in_messages_of_about_a_mebibyte(sizes: list[int]) -> None:
+    pieces = [bytes([n % 251]) * size for n, size in enumerate(sizes)]
+    messages = [message async for message in _chunked(iter(pieces))]
+    assert b"".join(messages) == b"".join(pieces)
+    assert all(messages)
+    assert all(len(message) >= _COPY_MESSAGE_BYTES for message in messages[:-1])
