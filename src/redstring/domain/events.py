@@ -45,7 +45,18 @@ def _not_blank(value: str, *, field: str) -> str:
     return check_text(value, field=field)
 
 
-class DocumentExtracted(BaseModel):
+class _Event(BaseModel):
+    """What every event shares: frozen, no unknown fields, `occurred_at` in UTC."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @field_validator("occurred_at", check_fields=False)
+    @classmethod
+    def _occurred_at_is_utc(cls, value: datetime) -> datetime:
+        return _utc(value)
+
+
+class DocumentExtracted(_Event):
     """The entities and relationships extracted from one document for one tenant.
 
     Every entity and relationship belongs to `tenant_id`, and every
@@ -57,8 +68,6 @@ class DocumentExtracted(BaseModel):
         ValueError: a rule above is broken; the message names the offending id.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     kind: Literal["document_extracted"] = "document_extracted"
     version: Literal[1] = 1
     event_id: UUID
@@ -69,11 +78,6 @@ class DocumentExtracted(BaseModel):
     model: str
     entities: tuple[Entity, ...]
     relationships: tuple[Relationship, ...]
-
-    @field_validator("occurred_at")
-    @classmethod
-    def _occurred_at_is_utc(cls, value: datetime) -> datetime:
-        return _utc(value)
 
     @field_validator("source_id", "domain", "model")
     @classmethod
@@ -105,7 +109,7 @@ class DocumentExtracted(BaseModel):
         return self
 
 
-class EntitiesEmbedded(BaseModel):
+class EntitiesEmbedded(_Event):
     """Vectors an embedding model computed for entities of one tenant.
 
     Every record belongs to `tenant_id` and has `dimension` finite components,
@@ -117,8 +121,6 @@ class EntitiesEmbedded(BaseModel):
         ValueError: a rule above is broken; the message names the entity id.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     kind: Literal["entities_embedded"] = "entities_embedded"
     version: Literal[1] = 1
     event_id: UUID
@@ -127,11 +129,6 @@ class EntitiesEmbedded(BaseModel):
     model: str
     dimension: int = Field(ge=1)
     records: tuple[VectorRecord, ...]
-
-    @field_validator("occurred_at")
-    @classmethod
-    def _occurred_at_is_utc(cls, value: datetime) -> datetime:
-        return _utc(value)
 
     @field_validator("model")
     @classmethod
@@ -174,7 +171,7 @@ def _check_tenant(
             )
 
 
-class EntitiesMerged(BaseModel):
+class EntitiesMerged(_Event):
     """Entities found to be one thing, folded into `canonical`, with what undoing needs.
 
     `canonical` is the surviving entity as it is after the merge (absorbed
@@ -189,8 +186,6 @@ class EntitiesMerged(BaseModel):
             canonical's; `before` is not exactly the canonical and the merged
             entities; or anything belongs to another tenant.
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["entities_merged"] = "entities_merged"
     version: Literal[1] = 1
@@ -209,11 +204,6 @@ class EntitiesMerged(BaseModel):
     def canonical_id(self) -> EntityId:
         """The id of the entity the others were merged into."""
         return self.canonical.id
-
-    @field_validator("occurred_at")
-    @classmethod
-    def _occurred_at_is_utc(cls, value: datetime) -> datetime:
-        return _utc(value)
 
     @field_validator("reason")
     @classmethod
@@ -238,7 +228,7 @@ class EntitiesMerged(BaseModel):
         return self
 
 
-class MergeUndone(BaseModel):
+class MergeUndone(_Event):
     """The merge `merge_event_id` undone: what it absorbed, restored as it was.
 
     Carries the merge's `before`, `relationships` and `vectors` as
@@ -248,8 +238,6 @@ class MergeUndone(BaseModel):
     Raises:
         ValueError: `merged_ids` is empty, or anything belongs to another tenant.
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["merge_undone"] = "merge_undone"
     version: Literal[1] = 1
@@ -263,11 +251,6 @@ class MergeUndone(BaseModel):
     relationships: tuple[Relationship, ...] = ()
     vectors: tuple[VectorRecord, ...] = ()
 
-    @field_validator("occurred_at")
-    @classmethod
-    def _occurred_at_is_utc(cls, value: datetime) -> datetime:
-        return _utc(value)
-
     @model_validator(mode="after")
     def _one_tenant(self) -> Self:
         if not self.merged_ids:
@@ -278,7 +261,7 @@ class MergeUndone(BaseModel):
         return self
 
 
-class EntityDeleted(BaseModel):
+class EntityDeleted(_Event):
     """An entity removed from both channels: its graph node, its relationships and its vector.
 
     Projecting it deletes `entity_id` as `GraphWriter.delete_entity` and
@@ -288,19 +271,12 @@ class EntityDeleted(BaseModel):
     writes the entity again (a re-extraction) brings it back.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     kind: Literal["entity_deleted"] = "entity_deleted"
     version: Literal[1] = 1
     event_id: UUID
     tenant_id: TenantId
     occurred_at: datetime
     entity_id: EntityId
-
-    @field_validator("occurred_at")
-    @classmethod
-    def _occurred_at_is_utc(cls, value: datetime) -> datetime:
-        return _utc(value)
 
 
 #: The kinds of event, each a model.
