@@ -4,7 +4,9 @@ Each port's contract is a base class: subclass `GraphStoreCompliance`,
 `VectorStoreCompliance` or `EventLogCompliance` in a pytest `Test...` class,
 implement its factory method, and every rule of the port runs against your
 adapter. Each includes `LifetimeCompliance`, the rules every adapter's
-lifetime follows; subclass it alone for a model adapter. `make_entity` and
+lifetime follows; subclass it alone for a model adapter. A graph store that
+also lends its name candidates (`SharedNameCandidateReader`) mixes
+`SharedNameCandidateCompliance` into its graph suite. `make_entity` and
 `make_relationship` build valid domain objects with any field overridable.
 
 Needs pytest and hypothesis: install the `testing` extra
@@ -23,7 +25,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - the dev environment has
 
 from redstring.testing.event_log import EventLogCompliance
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
-from redstring.testing.graph_store import GraphStoreCompliance
+from redstring.testing.graph_store import GraphStoreCompliance, SharedNameCandidateCompliance
 from redstring.testing.lifetime import LifetimeCompliance
 from redstring.testing.vector_store import VectorStoreCompliance
 
@@ -33,6 +35,7 @@ __all__ = [
     "EventLogCompliance",
     "GraphStoreCompliance",
     "LifetimeCompliance",
+    "SharedNameCandidateCompliance",
     "VectorStoreCompliance",
     "make_entity",
     "make_relationship",

@@ -1,7 +1,8 @@
 """The `GraphStore` contract, as a suite every adapter's tests subclass.
 
 Subclass `GraphStoreCompliance` in a `Test...` class and implement
-`new_store()`; every test here then runs against that adapter. Hypothesis
+`new_store()`; every test here then runs against that adapter. A store that
+also lends its name candidates mixes in `SharedNameCandidateCompliance`. Hypothesis
 properties build a fresh store per example.
 """
 
@@ -16,10 +17,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from redstring.domain.blocking import prefix_key
-from redstring.domain.exceptions import MissingEntityError
+from redstring.domain.exceptions import ClosedError, MissingEntityError
 from redstring.domain.ids import EntityId
 from redstring.domain.limits import MAX_DEPTH, MAX_LIMIT, MAX_NAME_LENGTH
-from redstring.ports.graph_store import GraphStore
+from redstring.ports.graph_store import GraphStore, SharedNameCandidateReader
+from redstring.ports.lifetime import AsyncClosable
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from redstring.testing.lifetime import LifetimeCompliance
 
@@ -668,3 +670,48 @@ class GraphStoreCompliance(LifetimeCompliance):
         ]:
             with pytest.raises(ValueError, match=f"^{argument}"):
                 await call
+
+
+class SharedNameCandidateCompliance:
+    """Every rule of `redstring.ports.SharedNameCandidateReader`.
+
+    Mix it into the `GraphStoreCompliance` subclass of a store that offers
+    the capability; its `new_store()` serves both suites.
+    """
+
+    def new_store(self) -> GraphStore:
+        raise NotImplementedError
+
+    async def test_shared_candidates_are_the_held_entities_the_lookup_copies(self) -> None:
+        store = self.new_store()
+        assert isinstance(store, SharedNameCandidateReader)
+        lender = store
+        mine = make_entity(name="Ada Lovelace", properties={"aliases": ["Countess"]})
+        # The same id and name in another tenant: never lent across.
+        theirs = make_entity(id=mine.id, name="Ada Lovelace", tenant_id=OTHER_TENANT)
+        await store.upsert_entities([mine, theirs, make_entity(name="Charles Babbage")])
+        lent = await lender.find_shared_name_candidates("Ada Lovelace", TENANT)
+        copies = await store.find_name_candidates("Ada Lovelace", TENANT)
+        assert lent == copies == [mine]
+        [again] = await lender.find_shared_name_candidates("Ada Lovelace", TENANT, limit=1)
+        assert again is lent[0]
+        assert copies[0] is not lent[0]
+        assert copies[0].properties is not lent[0].properties
+        assert await lender.find_shared_name_candidates("Ada Lovelace", OTHER_TENANT) == [theirs]
+        assert await lender.find_shared_name_candidates("Ada Lovelace", TENANT, limit=0) == []
+        assert await lender.find_shared_name_candidates("Ada", entity_id(99)) == []  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("bad", [-1, True, 2.5, None])
+    async def test_a_shared_lookup_refuses_what_the_lookup_refuses(self, bad: object) -> None:
+        lender = self.new_store()
+        assert isinstance(lender, SharedNameCandidateReader)
+        assert isinstance(lender, AsyncClosable)
+        with pytest.raises(ValueError, match="limit"):
+            await lender.find_shared_name_candidates("Ada", TENANT, limit=bad)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="tenant"):
+            await lender.find_shared_name_candidates("Ada", "tenant")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="query"):
+            await lender.find_shared_name_candidates(7, TENANT)  # type: ignore[arg-type]
+        await lender.close()
+        with pytest.raises(ClosedError):
+            await lender.find_shared_name_candidates("Ada", TENANT)

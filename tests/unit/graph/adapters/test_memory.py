@@ -10,17 +10,16 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from redstring.domain.exceptions import ClosedError
 from redstring.domain.ids import EntityId
 from redstring.domain.names import MIN_SHARED_UNITS, entity_name_units, query_name_units
 from redstring.graph import name_index
 from redstring.graph.adapters.memory import InMemoryGraphStore
-from redstring.ports.graph_store import GraphStore, SharedNameCandidateReader
+from redstring.ports.graph_store import GraphStore
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
-from redstring.testing.graph_store import GraphStoreCompliance
+from redstring.testing.graph_store import GraphStoreCompliance, SharedNameCandidateCompliance
 
 
-class TestInMemoryGraphStore(GraphStoreCompliance):
+class TestInMemoryGraphStore(GraphStoreCompliance, SharedNameCandidateCompliance):
     def new_store(self) -> GraphStore:
         return InMemoryGraphStore()
 
@@ -237,37 +236,3 @@ async def test_changing_a_written_entitys_fields_set_does_not_reach_the_store() 
     read = await store.get_entity(ada.id, TENANT)
     assert read is not None
     assert read.model_fields_set == expected
-
-
-async def test_shared_name_candidates_are_the_held_entities_that_find_name_candidates_copies() -> (
-    None
-):
-    store = InMemoryGraphStore()
-    assert isinstance(store, SharedNameCandidateReader)
-    mine = make_entity(name="Ada Lovelace", properties={"aliases": ["Countess"]})
-    # The same id and name in another tenant: never lent across.
-    theirs = make_entity(id=mine.id, name="Ada Lovelace", tenant_id=OTHER_TENANT)
-    await store.upsert_entities([mine, theirs, make_entity(name="Charles Babbage")])
-    lent = await store.find_shared_name_candidates("Ada Lovelace", TENANT)
-    copies = await store.find_name_candidates("Ada Lovelace", TENANT)
-    assert lent == copies == [mine]
-    [again] = await store.find_shared_name_candidates("Ada Lovelace", TENANT, limit=1)
-    assert again is lent[0]
-    assert copies[0] is not lent[0]
-    assert copies[0].properties is not lent[0].properties
-    assert await store.find_shared_name_candidates("Ada Lovelace", TENANT, limit=0) == []
-    assert await store.find_shared_name_candidates("Ada", UUID(int=99)) == []  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize("bad", [-1, True, 2.5, None])
-async def test_a_shared_lookup_refuses_what_find_name_candidates_refuses(bad: object) -> None:
-    store = InMemoryGraphStore()
-    with pytest.raises(ValueError, match="limit"):
-        await store.find_shared_name_candidates("Ada", TENANT, limit=bad)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="tenant"):
-        await store.find_shared_name_candidates("Ada", "tenant")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="query"):
-        await store.find_shared_name_candidates(7, TENANT)  # type: ignore[arg-type]
-    await store.close()
-    with pytest.raises(ClosedError):
-        await store.find_shared_name_candidates("Ada", TENANT)

@@ -6,19 +6,19 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from redstring.domain.exceptions import ClosedError, MissingEntityError
+from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.limits import MAX_CACHE_SIZE
 from redstring.graph.adapters.postgres import PostgresGraphStore
-from redstring.ports.graph_store import GraphStore, SharedNameCandidateReader
+from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
-from redstring.testing.graph_store import GraphStoreCompliance
+from redstring.testing.graph_store import GraphStoreCompliance, SharedNameCandidateCompliance
 
 if TYPE_CHECKING:
     from tests.postgres import PostgresSchemas
 
 
-class TestPostgresGraphStore(GraphStoreCompliance):
+class TestPostgresGraphStore(GraphStoreCompliance, SharedNameCandidateCompliance):
     @pytest.fixture(autouse=True)
     def _schemas(self, postgres: PostgresSchemas) -> None:
         self._postgres = postgres
@@ -189,45 +189,18 @@ async def test_a_merge_repoints_edges_resolves_reads_and_undoes_one_step(
     assert await store.resolve([b.id], TENANT) == {b.id: b.id}
 
 
-async def test_shared_name_candidates_are_the_held_entities_the_lookup_copies(
-    postgres: PostgresSchemas,
-) -> None:
+async def test_a_shared_lookup_follows_another_stores_writes(postgres: PostgresSchemas) -> None:
     schema = postgres.new_schema()
     reader, writer = postgres.graph_store(schema), postgres.graph_store(schema)
-    assert isinstance(reader, SharedNameCandidateReader)
     mine = make_entity(name="Ada Lovelace", properties={"aliases": ["Countess"]})
-    # The same id and name in another tenant: never lent across.
-    theirs = make_entity(id=mine.id, name="Ada Lovelace", tenant_id=OTHER_TENANT)
-    await writer.upsert_entities([mine, theirs, make_entity(name="Charles Babbage")])
-    lent = await reader.find_shared_name_candidates("Ada Lovelace", TENANT)
-    copies = await reader.find_name_candidates("Ada Lovelace", TENANT)
-    assert lent == copies == [mine]
-    [again] = await reader.find_shared_name_candidates("Ada Lovelace", TENANT, limit=1)
-    assert again is lent[0]
-    assert copies[0] is not lent[0]
-    assert copies[0].properties is not lent[0].properties
-    assert await reader.find_shared_name_candidates("Ada Lovelace", OTHER_TENANT) == [theirs]
-
+    await writer.upsert_entities([mine, make_entity(name="Charles Babbage")])
+    [lent] = await reader.find_shared_name_candidates("Ada Lovelace", TENANT)
+    assert lent == mine
     # Another store's write moves the generation: the lent lookup follows it,
     # as the copying one does, and lends the new entity, not the held old one.
     renamed = mine.model_copy(update={"properties": {"aliases": ["Enchantress"]}})
     await writer.upsert_entity(renamed)
     [after] = await reader.find_shared_name_candidates("Ada Lovelace", TENANT)
     assert after == renamed
-    assert after is not lent[0]
+    assert after is not lent
     assert await reader.find_name_candidates("Ada Lovelace", TENANT) == [renamed]
-    assert await reader.find_shared_name_candidates("Ada Lovelace", TENANT, limit=0) == []
-
-
-@pytest.mark.parametrize("bad", [-1, True, 2.5, None])
-async def test_a_shared_lookup_refuses_what_the_lookup_refuses(
-    postgres: PostgresSchemas, bad: object
-) -> None:
-    store = postgres.graph_store(postgres.new_schema())
-    with pytest.raises(ValueError, match="limit"):
-        await store.find_shared_name_candidates("Ada", TENANT, limit=bad)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="tenant"):
-        await store.find_shared_name_candidates("Ada", "tenant")  # type: ignore[arg-type]
-    await store.close()
-    with pytest.raises(ClosedError):
-        await store.find_shared_name_candidates("Ada", TENANT)
