@@ -249,13 +249,8 @@ async def real_recall(dsn: str, build_memory_mb: int | None, build_workers: int 
         )
         for n, (name, vector) in enumerate(zip(name_list[: len(held)], held, strict=True))
     ]
-    index = HnswIndex(
-        m=HNSW.m,
-        ef_construction=HNSW.ef_construction,
-        ef_search=HNSW.ef_search,
-        build_memory_mb=build_memory_mb,
-        build_workers=build_workers,
-    )
+    # The default graph (`HNSW`), built with the memory and workers asked for.
+    index = HnswIndex(build_memory_mb=build_memory_mb, build_workers=build_workers)
     async with PostgresVectorStore(dsn, dimension=DIMENSION, schema=schema) as exact:
         await exact.upsert_many(records)
         started = time.perf_counter()
@@ -343,13 +338,8 @@ async def million(
         f"\n{total:,} entities ({copies} noisy variants of each real name vector), "
         f"schema {schema}{' (kept: reused)' if reuse else ''}"
     )
-    index = HnswIndex(
-        m=HNSW.m,
-        ef_construction=HNSW.ef_construction,
-        ef_search=HNSW.ef_search,
-        build_memory_mb=build_memory_mb,
-        build_workers=build_workers,
-    )
+    # The default graph (`HNSW`), built with the memory and workers asked for.
+    index = HnswIndex(build_memory_mb=build_memory_mb, build_workers=build_workers)
     async with (
         PostgresGraphStore(dsn, schema=schema, cache_size=graph_cache_size) as graph,
         PostgresVectorStore(dsn, dimension=DIMENSION, schema=schema) as exact,
