@@ -109,6 +109,8 @@ class Retriever:
             self._check_dimensions(embeddings, vectors)
             self._channel = (embeddings, vectors)
         self._graph = graph
+        # Asked once: a protocol check that fails walks every member each time.
+        self._lender = graph if isinstance(graph, SharedNameCandidateReader) else None
 
     @staticmethod
     def _check_dimensions(embeddings: EmbeddingProvider, vectors: VectorReader) -> None:
@@ -299,17 +301,16 @@ class Retriever:
         its keys is still found whenever the index has too little to say.
         """
         allowed = None if entity_types is None else frozenset(entity_types)
-        graph = self._graph
+        graph, lender = self._graph, self._lender
         # A store that lends its own entities saves a copy per candidate; only
         # the `k` returned are copied, below. Its candidates are distinct
         # rows of its index, so they need no check for repeats either.
-        if isinstance(graph, SharedNameCandidateReader):
-            lent = True
-            found = await graph.find_shared_name_candidates(
+        lent = lender is not None
+        if lender is not None:
+            found = await lender.find_shared_name_candidates(
                 query, tenant_id, limit=_LEXICAL_CANDIDATES
             )
         else:
-            lent = False
             found = _distinct(
                 await graph.find_name_candidates(query, tenant_id, limit=_LEXICAL_CANDIDATES), set()
             )
