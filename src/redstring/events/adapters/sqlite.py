@@ -19,7 +19,6 @@ process. See [ADR 0019](../adr/0019-the-durable-event-log-shares-the-sqlite-file
 from __future__ import annotations
 
 import os  # noqa: TC003 - the public surface test resolves the signature at runtime
-import sqlite3
 from typing import TYPE_CHECKING, Final
 
 from redstring.domain.events import (
@@ -36,9 +35,18 @@ from redstring.domain.validation import (
 )
 from redstring.ports.event_log import EVENT_TYPES, EventLog, StoredEvent
 from redstring.ports.lifetime import AsyncClosable
-from redstring.storage.adapters.sqlite import SqliteWorker, read_transaction, write_transaction
+from redstring.storage.adapters.sqlite import (
+    SqliteWorker,
+    chunks,
+    ensure_schema,
+    parameter_limit,
+    placeholders,
+    read_transaction,
+    write_transaction,
+)
 
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Callable, Sequence
 
     from redstring.domain.events import Event
@@ -66,55 +74,29 @@ _INSERT: Final = """
 
 def _ensure_schema(connection: sqlite3.Connection, store: str) -> None:
     """Create the tables on first use; refuse a schema version this code does not know."""
-    if _schema_version(connection) == SCHEMA_VERSION:
-        return
-    with write_transaction(connection):
-        connection.execute(
+    ensure_schema(
+        connection,
+        meta_schema=(
             "CREATE TABLE IF NOT EXISTS events_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
-        )
-        version = _schema_version(connection)
-        if version is None:
-            for statement in _SCHEMA:
-                connection.execute(statement)
-            connection.execute(
-                "INSERT INTO events_meta (name, value) VALUES ('schema_version', ?)",
-                (str(SCHEMA_VERSION),),
-            )
-        elif version != SCHEMA_VERSION:
-            newer = " (written by a newer redstring)" if version > SCHEMA_VERSION else ""
-            raise StoreError(
-                store=store,
-                reason=f"the file holds event log schema version {version}{newer}; "
-                f"this redstring reads only version {SCHEMA_VERSION}",
-            )
-
-
-def _schema_version(connection: sqlite3.Connection) -> int | None:
-    """The recorded version, or `None` when the event tables were never created."""
-    if not connection.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events_meta'"
-    ).fetchone():
-        return None
-    row = connection.execute(
-        "SELECT value FROM events_meta WHERE name = 'schema_version'"
-    ).fetchone()
-    return None if row is None else int(row[0])
+        ),
+        meta_table="events_meta",
+        version=SCHEMA_VERSION,
+        statements=_SCHEMA,
+        store=store,
+        what="event log",
+    )
 
 
 def _held_ids(connection: sqlite3.Connection, event_ids: Sequence[str]) -> set[str]:
     """The ids among `event_ids` that the log already holds."""
-    size = connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-    held: set[str] = set()
-    for start in range(0, len(event_ids), size):
-        chunk = event_ids[start : start + size]
-        marks = ", ".join("?" * len(chunk))
-        held.update(
-            event_id
-            for (event_id,) in connection.execute(
-                f"SELECT event_id FROM events_log WHERE event_id IN ({marks})", chunk
-            )
+    return {
+        event_id
+        for chunk in chunks(event_ids, parameter_limit(connection))
+        for (event_id,) in connection.execute(
+            f"SELECT event_id FROM events_log WHERE event_id IN ({placeholders(len(chunk))})",
+            chunk,
         )
-    return held
+    }
 
 
 def _last_sequence(connection: sqlite3.Connection) -> int:

@@ -36,20 +36,17 @@ of the in-memory store's; relationships, read less often, are validated.
 from __future__ import annotations
 
 import os  # noqa: TC003 - the public surface test resolves the signature at runtime
-import sqlite3
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import numpy as np
 
-from redstring.domain.exceptions import MissingEntityError, StoreError
+from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.ids import EntityId, TenantId
-from redstring.domain.merging import check_merge, repoint
+from redstring.domain.merging import check_merge
 from redstring.domain.names import (
-    MIN_SHARED_UNITS,
     NAME_CANDIDATE_LIMIT,
-    entity_name_units,
     query_name_units,
 )
 from redstring.domain.normalization import normalize_name
@@ -68,218 +65,43 @@ from redstring.domain.validation import (
     check_relationships,
     check_tenant_id,
 )
+from redstring.graph.adapters._sqlite_merges import forget_merges, merge_into, resolve_chain
+from redstring.graph.adapters._sqlite_postings import (
+    MAX_POSTING_SEGMENTS,
+    ROW,
+    Changes,
+    count_rows,
+    net_rows,
+    select_terms,
+)
+from redstring.graph.adapters._sqlite_rows import (
+    UPSERT_RELATIONSHIP,
+    put_entities,
+    relationship_row,
+    select_by_ids,
+    select_rows,
+)
+from redstring.graph.adapters._sqlite_schema import SCHEMA_VERSION, check_to_read, prepare
 from redstring.graph.stored import entity_from_json
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
-from redstring.storage.adapters.sqlite import SqliteWorker, uuid_texts
+from redstring.storage.adapters.sqlite import (
+    SqliteWorker,
+    chunks,
+    parameter_limit,
+    placeholders,
+)
 from redstring.storage.adapters.sqlite import read_transaction as _read_transaction
 from redstring.storage.adapters.sqlite import write_transaction as _write_transaction
 
+__all__ = ["MAX_POSTING_SEGMENTS", "SCHEMA_VERSION", "SqliteGraphStore"]
+
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+    import sqlite3
+    from collections.abc import Callable, Collection, Sequence
 
     from redstring.domain.entity import Entity
     from redstring.domain.ids import RelationshipId
-
-#: The schema this module reads and writes, recorded in `graph_meta`.
-SCHEMA_VERSION: Final = 3
-#: How many blobs may hold one term's postings before a write merges them.
-MAX_POSTING_SEGMENTS: Final = 8
-#: A term's largest blob is rewritten once the others hold an eighth of its size.
-_MERGE_FRACTION: Final = 8
-#: How an entity row is packed in a posting blob.
-_ROW: Final = np.dtype("<i8")
-#: Postings are counted in an array spanning their rows while that span is
-#: at most this many slots per posting, plus `_BINCOUNT_SPAN`; else sorted.
-_BINCOUNT_SPAN_PER_ROW: Final = 8
-_BINCOUNT_SPAN: Final = 1 << 16
-
-
-class _Index(NamedTuple):
-    """A posting table: per `(tenant_id, term)`, blobs of entity rows."""
-
-    table: str
-    term: str
-
-
-_UNITS: Final = _Index("graph_name_postings", "unit")
-_KEYS: Final = _Index("graph_key_postings", "key")
-
-_POSTINGS_SCHEMA: Final = tuple(
-    statement
-    for index in (_KEYS, _UNITS)
-    for statement in (
-        f"""CREATE TABLE IF NOT EXISTS {index.table} (
-            tenant_id TEXT NOT NULL,
-            {index.term} TEXT NOT NULL,
-            entity_rows BLOB NOT NULL
-        )""",
-        f"""CREATE INDEX IF NOT EXISTS {index.table}_by_{index.term}
-            ON {index.table} (tenant_id, {index.term})""",
-    )
-)
-
-_SCHEMA: Final = (
-    """CREATE TABLE IF NOT EXISTS graph_entities (
-        row INTEGER PRIMARY KEY,
-        tenant_id TEXT NOT NULL,
-        id TEXT NOT NULL,
-        normalized_name TEXT NOT NULL,
-        entity_type TEXT NOT NULL,
-        body TEXT NOT NULL,
-        UNIQUE (tenant_id, id)
-    )""",
-    """CREATE INDEX IF NOT EXISTS graph_entities_by_name
-        ON graph_entities (tenant_id, normalized_name, id)""",
-    """CREATE INDEX IF NOT EXISTS graph_entities_by_type
-        ON graph_entities (tenant_id, entity_type, id)""",
-    *_POSTINGS_SCHEMA,
-    """CREATE TABLE IF NOT EXISTS graph_relationships (
-        tenant_id TEXT NOT NULL,
-        id TEXT NOT NULL,
-        source_entity_id TEXT NOT NULL,
-        target_entity_id TEXT NOT NULL,
-        relationship_type TEXT NOT NULL,
-        body TEXT NOT NULL,
-        UNIQUE (tenant_id, id)
-    )""",
-    """CREATE INDEX IF NOT EXISTS graph_relationships_by_source
-        ON graph_relationships (tenant_id, source_entity_id)""",
-    """CREATE INDEX IF NOT EXISTS graph_relationships_by_target
-        ON graph_relationships (tenant_id, target_entity_id)""",
-)
-
-#: Which merged id resolves to which canonical one. Created on every connect,
-#: so files written before merges existed gain it without a new schema version.
-_MERGES: Final = """CREATE TABLE IF NOT EXISTS graph_merges (
-    tenant_id TEXT NOT NULL,
-    merged_id TEXT NOT NULL,
-    canonical_id TEXT NOT NULL,
-    PRIMARY KEY (tenant_id, merged_id)
-) WITHOUT ROWID"""
-
-_INSERT_ENTITY: Final = """
-    INSERT INTO graph_entities (row, tenant_id, id, normalized_name, entity_type, body)
-    VALUES (?, ?, ?, ?, ?, ?)
-"""
-_UPDATE_ENTITY: Final = """
-    UPDATE graph_entities SET normalized_name = ?, entity_type = ?, body = ? WHERE row = ?
-"""
-_UPSERT_RELATIONSHIP: Final = """
-    INSERT INTO graph_relationships
-        (tenant_id, id, source_entity_id, target_entity_id, relationship_type, body)
-    VALUES (?, ?, ?, ?, ?, ?)
-    ON CONFLICT (tenant_id, id) DO UPDATE SET
-        source_entity_id = excluded.source_entity_id,
-        target_entity_id = excluded.target_entity_id,
-        relationship_type = excluded.relationship_type,
-        body = excluded.body
-"""
-
-
-def _placeholders(count: int) -> str:
-    return ", ".join("?" * count)
-
-
-def _chunks[T](items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def _parameter_limit(connection: sqlite3.Connection) -> int:
-    """How many `?` parameters one statement may bind on this connection."""
-    return connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-
-
-def _prepare(connection: sqlite3.Connection, path: str) -> None:
-    """The schema check, then the merges table, which files from before merges lack."""
-    _ensure_schema(connection, path)
-    connection.execute(_MERGES)
-
-
-def _ensure_schema(connection: sqlite3.Connection, path: str) -> None:
-    """Create the tables on first use; refuse a schema version this code does not know."""
-    if _schema_version(connection) == SCHEMA_VERSION:
-        return
-    with _write_transaction(connection):
-        connection.execute(
-            "CREATE TABLE IF NOT EXISTS graph_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
-        )
-        version = _schema_version(connection)
-        if version is None:
-            for statement in _SCHEMA:
-                connection.execute(statement)
-            connection.execute(
-                "INSERT INTO graph_meta (name, value) VALUES ('schema_version', ?)",
-                (str(SCHEMA_VERSION),),
-            )
-        elif version in (1, 2):
-            _migrate_to_postings(connection)
-        elif version != SCHEMA_VERSION:
-            newer = " (written by a newer redstring)" if version > SCHEMA_VERSION else ""
-            raise StoreError(
-                store=f"sqlite graph store {path}",
-                reason=f"the file holds graph schema version {version}{newer}; "
-                f"this redstring reads only version {SCHEMA_VERSION}",
-            )
-
-
-def _check_schema_to_read(connection: sqlite3.Connection, path: str) -> None:
-    """Refuse, without writing, a file that holds no graph or another schema version."""
-    version = _schema_version(connection)
-    if version is None:
-        raise StoreError(
-            store=f"sqlite graph store {path}", reason="the file holds no redstring graph"
-        )
-    if version < SCHEMA_VERSION:
-        raise StoreError(
-            store=f"sqlite graph store {path}",
-            reason=f"the file holds graph schema version {version}, older than this "
-            f"redstring's version {SCHEMA_VERSION}; open it once without read_only "
-            "to migrate it in place",
-        )
-    if version != SCHEMA_VERSION:
-        raise StoreError(
-            store=f"sqlite graph store {path}",
-            reason=f"the file holds graph schema version {version}; "
-            f"this redstring reads only version {SCHEMA_VERSION}",
-        )
-
-
-def _migrate_to_postings(connection: sqlite3.Connection) -> None:
-    """Index a version 1 or 2 file's entities in the posting tables.
-
-    Both versions keep blocking keys one row per key (`graph_entity_keys`);
-    version 2 keeps name units one row per unit too (`graph_name_units`).
-    Both tables are dropped.
-    """
-    # Posting tables a failed or foreign rebuild left are rebuilt too.
-    for table in ("graph_name_units", "graph_entity_keys", _KEYS.table, _UNITS.table):
-        connection.execute(f"DROP TABLE IF EXISTS {table}")
-    for statement in _POSTINGS_SCHEMA:
-        connection.execute(statement)
-    cursor = connection.execute("SELECT tenant_id, row, body FROM graph_entities")
-    while batch := cursor.fetchmany(50_000):
-        changes: defaultdict[str, _Changes] = defaultdict(_Changes)
-        for tenant, row, body in batch:
-            changes[tenant].add(row, entity_from_json(body))
-        for tenant, change in changes.items():
-            change.apply(connection, tenant)
-    connection.execute(
-        "UPDATE graph_meta SET value = ? WHERE name = 'schema_version'", (str(SCHEMA_VERSION),)
-    )
-
-
-def _schema_version(connection: sqlite3.Connection) -> int | None:
-    """The recorded version, or `None` when the graph tables were never created."""
-    if not connection.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'graph_meta'"
-    ).fetchone():
-        return None
-    row = connection.execute(
-        "SELECT value FROM graph_meta WHERE name = 'schema_version'"
-    ).fetchone()
-    return None if row is None else int(row[0])
 
 
 # -- work done on the store's thread -----------------------------------------
@@ -287,322 +109,16 @@ def _schema_version(connection: sqlite3.Connection) -> int | None:
 
 def _write_entities(connection: sqlite3.Connection, entities: Sequence[Entity]) -> None:
     with _write_transaction(connection):
-        _put_entities(connection, entities)
-
-
-def _put_entities(connection: sqlite3.Connection, entities: Sequence[Entity]) -> None:
-    # Keyed by the tenant's integer: a UUID hashes and prints in Python.
-    by_tenant: defaultdict[int, dict[str, Entity]] = defaultdict(dict)
-    for entity, entity_id in zip(
-        entities, uuid_texts([entity.id for entity in entities]), strict=True
-    ):
-        by_tenant[entity.tenant_id.int][entity_id] = entity
-    # Rows are chosen here, not by SQLite, so that the index rows can be
-    # built without reading them back; the write lock is held.
-    (last_row,) = connection.execute("SELECT max(row) FROM graph_entities").fetchone()
-    next_row = 1 if last_row is None else last_row + 1
-    for tenant in sorted(by_tenant):
-        next_row = _put_tenant_entities(
-            connection, str(UUID(int=tenant)), by_tenant[tenant], next_row
-        )
-
-
-def _put_tenant_entities(
-    connection: sqlite3.Connection, tenant: str, latest: dict[str, Entity], next_row: int
-) -> int:
-    """Write one tenant's entities (the last of each id); return the next free row."""
-    # Sorted, each statement walks its index in order instead of at random.
-    ids = sorted(latest)
-    held: dict[str, int] = {}
-    changes = _Changes()
-    for entity_id, row, body in _select_by_ids(connection, "id, row, body", tenant, ids):
-        held[entity_id] = row
-        changes.remove(row, entity_from_json(body))
-    inserted: list[tuple[int, str, str, str, str, str]] = []
-    updated: list[tuple[str, str, str, int]] = []
-    for entity_id in ids:
-        entity = latest[entity_id]
-        name, entity_type, body = normalize_name(entity.name), entity.entity_type, _body(entity)
-        row = held.get(entity_id)
-        if row is None:
-            row, next_row = next_row, next_row + 1
-            inserted.append((row, tenant, entity_id, name, entity_type, body))
-        else:
-            updated.append((name, entity_type, body, row))
-        changes.add(row, entity)
-    connection.executemany(_UPDATE_ENTITY, updated)
-    connection.executemany(_INSERT_ENTITY, inserted)
-    changes.apply(connection, tenant)
-    return next_row
-
-
-def _body(entity: Entity) -> str:
-    """`entity.model_dump_json()`, without the keyword handling a bulk write pays per entity."""
-    return type(entity).__pydantic_serializer__.to_json(entity).decode()
-
-
-class _Changes:
-    """Rows to take out of, then put into, one tenant's posting tables."""
-
-    __slots__ = ("added", "removed")
-
-    def __init__(self) -> None:
-        self.removed: dict[_Index, defaultdict[str, list[int]]] = {
-            index: defaultdict(list) for index in (_KEYS, _UNITS)
-        }
-        self.added: dict[_Index, defaultdict[str, list[int]]] = {
-            index: defaultdict(list) for index in (_KEYS, _UNITS)
-        }
-
-    def remove(self, row: int, entity: Entity) -> None:
-        """Take `row` out of the postings of every key and unit `entity` has."""
-        self._note(self.removed, row, entity)
-
-    def add(self, row: int, entity: Entity) -> None:
-        """Put `row` into the postings of every key and unit `entity` has."""
-        self._note(self.added, row, entity)
-
-    @staticmethod
-    def _note(into: dict[_Index, defaultdict[str, list[int]]], row: int, entity: Entity) -> None:
-        if entity.blocking_keys:
-            keys = into[_KEYS]
-            for key in entity.blocking_keys:
-                keys[key].append(row)
-        units = into[_UNITS]
-        for unit in entity_name_units(entity):
-            units[unit].append(row)
-
-    def apply(self, connection: sqlite3.Connection, tenant: str) -> None:
-        """Write the changes; removals first, so a row both removed and added stays."""
-        for index in (_KEYS, _UNITS):
-            _update_postings(connection, index, tenant, self.removed[index], self.added[index])
-
-
-def _update_postings(
-    connection: sqlite3.Connection,
-    index: _Index,
-    tenant: str,
-    removed: Mapping[str, Sequence[int]],
-    added: Mapping[str, Sequence[int]],
-) -> None:
-    """Take `removed` rows out of the tenant's postings in `index`, then add `added` ones.
-
-    A blob holds signed rows: `row` where the term gained it, `-row` where
-    it lost it, so a change appends one blob per term and a term's rows are
-    those whose signs sum to 1. A row both removed and added is left alone.
-    A term reaching `MAX_POSTING_SEGMENTS` blobs has them merged, see
-    `_blobs_to_merge`.
-    """
-    table, term = index
-    entries: dict[str, np.ndarray[Any, np.dtype[np.int64]]] = {}
-    for each in sorted(removed.keys() | added.keys()):
-        if each not in removed:
-            entries[each] = np.asarray(added[each], dtype=_ROW)
-            continue
-        gone, came = set(removed[each]), set(added.get(each, ()))
-        if gone != came:
-            entries[each] = np.asarray(
-                [*sorted(came - gone), *(-row for row in sorted(gone - came))], dtype=_ROW
-            )
-    # length() reads a blob's size from its row header, not the blob.
-    sizes: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
-    for each, rowid, size in _select_terms(
-        connection,
-        f"SELECT {term}, rowid, length(entity_rows) FROM {table} "
-        f"WHERE tenant_id = ? AND {term} IN ({{}})",
-        tenant,
-        list(entries),
-    ):
-        sizes[each].append((rowid, size // _ROW.itemsize))
-    merging = {
-        each: _blobs_to_merge(sizes[each], entries[each].size)
-        for each in entries
-        if len(sizes.get(each, ())) >= MAX_POSTING_SEGMENTS - 1
-    }
-    read = dict(
-        _select_blobs(
-            connection, table, [rowid for rowids, _ in merging.values() for rowid in rowids]
-        )
-    )
-    dropped: list[tuple[int]] = []
-    blobs: list[tuple[str, str, bytes]] = []
-    for each, new in entries.items():
-        if each in merging:
-            rowids, whole = merging[each]
-            dropped.extend((rowid,) for rowid in rowids)
-            new = _net(
-                np.concatenate(
-                    [*(np.frombuffer(read[rowid], dtype=_ROW) for rowid in rowids), new]
-                ),
-                keep_removals=not whole,
-            )
-        if new.size:
-            blobs.append((tenant, each, new.tobytes()))
-    connection.executemany(f"DELETE FROM {table} WHERE rowid = ?", dropped)
-    connection.executemany(
-        f"INSERT INTO {table} (tenant_id, {term}, entity_rows) VALUES (?, ?, ?)", blobs
-    )
-
-
-def _blobs_to_merge(sizes: Sequence[tuple[int, int]], new: int) -> tuple[list[int], bool]:
-    """Which of a term's blobs (rowid, entries) to merge with `new` entries, and if all.
-
-    The largest blob is left alone while the others, with `new`, hold less
-    than an eighth of its entries: they are merged into one signed blob, so
-    a term written one row at a time rewrites its small blobs, not its large
-    one. Otherwise every blob is merged into plain rows.
-    """
-    base, base_size = max(sizes, key=lambda size: size[1])
-    rest = [(rowid, size) for rowid, size in sizes if rowid != base]
-    if _MERGE_FRACTION * (sum(size for _, size in rest) + new) < base_size:
-        return [rowid for rowid, _ in rest], False
-    return [rowid for rowid, _ in sizes], True
-
-
-def _select_blobs(
-    connection: sqlite3.Connection, table: str, rowids: Sequence[int]
-) -> Iterator[tuple[int, bytes]]:
-    for chunk in _chunks(rowids, _parameter_limit(connection)):
-        yield from connection.execute(
-            f"SELECT rowid, entity_rows FROM {table} WHERE rowid IN ({_placeholders(len(chunk))})",
-            chunk,
-        )
-
-
-def _net(
-    entries: np.ndarray[Any, np.dtype[np.int64]], *, keep_removals: bool
-) -> np.ndarray[Any, np.dtype[np.int64]]:
-    """The signed rows that `entries` come to: each row once, with its sign's sum."""
-    rows, where = np.unique(np.abs(entries), return_inverse=True)
-    net = np.bincount(where, weights=np.sign(entries), minlength=rows.size)
-    if keep_removals:
-        return np.concatenate([rows[net > 0], -rows[net < 0]])
-    return rows[net > 0]
-
-
-def _select_terms(
-    connection: sqlite3.Connection, sql: str, tenant: str, terms: Sequence[str]
-) -> Iterator[Any]:
-    """The rows of `sql`, whose `{}` takes the placeholders of a chunk of `terms`."""
-    for chunk in _chunks(terms, _parameter_limit(connection) - 1):
-        yield from connection.execute(sql.format(_placeholders(len(chunk))), (tenant, *chunk))
-
-
-def _resolve(
-    connection: sqlite3.Connection, tenant: str, entity_ids: Sequence[str]
-) -> dict[str, str]:
-    """Each id's canonical id, following merges of merges; itself when never merged."""
-    result = {entity_id: entity_id for entity_id in entity_ids}
-    pending = set(result.values())
-    seen = set(pending)
-    redirect: dict[str, str] = {}
-    while pending:
-        found = dict(_select_merges(connection, tenant, pending))
-        redirect.update(found)
-        pending = {target for target in found.values() if target not in seen}
-        seen |= pending
-    for entity_id in result:
-        current, hops = entity_id, {entity_id}
-        while (target := redirect.get(current)) is not None and target not in hops:
-            hops.add(target)
-            current = target
-        result[entity_id] = current
-    return result
-
-
-def _select_merges(
-    connection: sqlite3.Connection, tenant: str, entity_ids: Collection[str]
-) -> Iterator[tuple[str, str]]:
-    for chunk in _chunks(list(entity_ids), _parameter_limit(connection) - 1):
-        yield from connection.execute(
-            "SELECT merged_id, canonical_id FROM graph_merges "
-            f"WHERE tenant_id = ? AND merged_id IN ({_placeholders(len(chunk))})",
-            (tenant, *chunk),
-        )
-
-
-def _merge(connection: sqlite3.Connection, canonical: Entity, merged: Sequence[EntityId]) -> None:
-    tenant, canonical_id = str(canonical.tenant_id), str(canonical.id)
-    with _write_transaction(connection):
-        if _resolve(connection, tenant, [canonical_id])[canonical_id] != canonical_id:
-            raise ValueError(f"canonical {canonical_id} is itself merged into another entity")
-        merged_ids = [str(entity_id) for entity_id in merged]
-        held = {entity_id for (entity_id,) in _select_by_ids(connection, "id", tenant, merged_ids)}
-        resolved = _resolve(connection, tenant, merged_ids)
-        for entity_id in merged:
-            if str(entity_id) not in held and resolved[str(entity_id)] != canonical_id:
-                raise MissingEntityError(entity_id=entity_id, tenant_id=canonical.tenant_id)
-        _put_entities(connection, [canonical])
-        absorbed = sorted(held)
-        touching: dict[str, Relationship] = {}
-        for chunk in _chunks(absorbed, (_parameter_limit(connection) - 2) // 2):
-            marks = _placeholders(len(chunk))
-            for relationship_id, body in connection.execute(
-                "SELECT id, body FROM graph_relationships WHERE tenant_id = ? AND "
-                f"(source_entity_id IN ({marks}) OR target_entity_id IN ({marks}))",
-                (tenant, *chunk, *chunk),
-            ):
-                touching[relationship_id] = Relationship.model_validate_json(body)
-        rewritten = []
-        for relationship in touching.values():
-            for entity_id in absorbed:
-                relationship = repoint(relationship, EntityId(UUID(entity_id)), canonical.id)
-            rewritten.append(relationship)
-        connection.executemany(_UPSERT_RELATIONSHIP, [_relationship_row(r) for r in rewritten])
-        changes = _Changes()
-        for chunk in _chunks(absorbed, _parameter_limit(connection) - 1):
-            for row, body in connection.execute(
-                "DELETE FROM graph_entities "
-                f"WHERE tenant_id = ? AND id IN ({_placeholders(len(chunk))}) RETURNING row, body",
-                (tenant, *chunk),
-            ).fetchall():
-                changes.remove(row, entity_from_json(body))
-        changes.apply(connection, tenant)
-        connection.executemany(
-            "INSERT INTO graph_merges (tenant_id, merged_id, canonical_id) VALUES (?, ?, ?) "
-            "ON CONFLICT (tenant_id, merged_id) DO UPDATE SET canonical_id = excluded.canonical_id",
-            [(tenant, entity_id, canonical_id) for entity_id in absorbed],
-        )
-
-
-def _unmerge(connection: sqlite3.Connection, tenant_id: TenantId, merged: Sequence[str]) -> None:
-    with _write_transaction(connection):
-        connection.executemany(
-            "DELETE FROM graph_merges WHERE tenant_id = ? AND merged_id = ?",
-            [(str(tenant_id), entity_id) for entity_id in merged],
-        )
-
-
-def _relationship_row(relationship: Relationship) -> tuple[str, str, str, str, str, str]:
-    return (
-        str(relationship.tenant_id),
-        str(relationship.id),
-        str(relationship.source_entity_id),
-        str(relationship.target_entity_id),
-        relationship.relationship_type,
-        relationship.model_dump_json(),
-    )
-
-
-def _select_by_ids(
-    connection: sqlite3.Connection, columns: str, tenant: str, entity_ids: Collection[str]
-) -> Iterator[Any]:
-    """`columns` of each entity the tenant holds among `entity_ids`, in no particular order."""
-    for chunk in _chunks(list(entity_ids), _parameter_limit(connection) - 1):
-        yield from connection.execute(
-            f"SELECT {columns} FROM graph_entities "
-            f"WHERE tenant_id = ? AND id IN ({_placeholders(len(chunk))})",
-            (tenant, *chunk),
-        )
+        put_entities(connection, entities)
 
 
 def _write_relationships(
     connection: sqlite3.Connection, relationships: Sequence[Relationship]
 ) -> None:
-    rows = [_relationship_row(relationship) for relationship in relationships]
+    rows = [relationship_row(relationship) for relationship in relationships]
     with _write_transaction(connection):
         _check_endpoints(connection, relationships)
-        connection.executemany(_UPSERT_RELATIONSHIP, rows)
+        connection.executemany(UPSERT_RELATIONSHIP, rows)
 
 
 def _check_endpoints(connection: sqlite3.Connection, relationships: Sequence[Relationship]) -> None:
@@ -613,7 +129,7 @@ def _check_endpoints(connection: sqlite3.Connection, relationships: Sequence[Rel
             (str(relationship.source_entity_id), str(relationship.target_entity_id))
         )
     held = {
-        tenant: {entity_id for (entity_id,) in _select_by_ids(connection, "id", tenant, ids)}
+        tenant: {entity_id for (entity_id,) in select_by_ids(connection, "id", tenant, ids)}
         for tenant, ids in wanted.items()
     }
     for relationship in relationships:
@@ -646,7 +162,7 @@ def _delete_entity(
         ).fetchone()
         if found is None:
             return False
-        changes = _Changes()
+        changes = Changes()
         changes.remove(found[0], entity_from_json(found[1]))
         changes.apply(connection, tenant)
         connection.execute(
@@ -661,10 +177,10 @@ def _read_entities(
     connection: sqlite3.Connection, tenant_id: TenantId, entity_ids: Collection[str]
 ) -> list[Entity]:
     """The held entities among `entity_ids` (merges followed, distinct), in no particular order."""
-    canonical = set(_resolve(connection, str(tenant_id), list(entity_ids)).values())
+    canonical = set(resolve_chain(connection, str(tenant_id), list(entity_ids)).values())
     return [
         entity_from_json(body)
-        for (body,) in _select_by_ids(connection, "body", str(tenant_id), canonical)
+        for (body,) in select_by_ids(connection, "body", str(tenant_id), canonical)
     ]
 
 
@@ -680,21 +196,21 @@ def _read_by_keys(
     tenant = str(tenant_id)
     blobs_of: defaultdict[str, list[np.ndarray[Any, np.dtype[np.int64]]]] = defaultdict(list)
     with _read_transaction(connection):
-        for key, blob in _select_terms(
+        for key, blob in select_terms(
             connection,
             "SELECT key, entity_rows FROM graph_key_postings WHERE tenant_id = ? AND key IN ({})",
             tenant,
             list(dict.fromkeys(keys)),
         ):
-            blobs_of[key].append(np.frombuffer(blob, dtype=_ROW))
+            blobs_of[key].append(np.frombuffer(blob, dtype=ROW))
         rows_of = {
-            key: _net(np.concatenate(blobs), keep_removals=False).tolist()
+            key: net_rows(np.concatenate(blobs), keep_removals=False).tolist()
             for key, blobs in blobs_of.items()
         }
         wanted = list({row for rows in rows_of.values() for row in rows})
         found = {
             row: (entity_id, body)
-            for row, entity_id, body in _select_rows(connection, "row, id, body", tenant, wanted)
+            for row, entity_id, body in select_rows(connection, "row, id, body", tenant, wanted)
         }
     result: dict[str, list[Entity]] = {key: [] for key in keys}
     for key, rows in rows_of.items():
@@ -712,16 +228,16 @@ def _read_name_candidates(
         # A query has at most a few hundred units (MAX_NAME_CHARS bounds them),
         # far below the bound-parameter limit.
         blobs = [
-            np.frombuffer(blob, dtype=_ROW)
+            np.frombuffer(blob, dtype=ROW)
             for (blob,) in connection.execute(
                 "SELECT entity_rows FROM graph_name_postings "
-                f"WHERE tenant_id = ? AND unit IN ({_placeholders(len(units))})",
+                f"WHERE tenant_id = ? AND unit IN ({placeholders(len(units))})",
                 (tenant, *units),
             )
         ]
         if not blobs:
             return []
-        found, shared = _count_rows(np.concatenate(blobs))
+        found, shared = count_rows(np.concatenate(blobs))
         if found.size > limit:
             # Keep every row that could be among the best `limit`: all those
             # sharing at least the `limit`-th largest count.
@@ -729,53 +245,10 @@ def _read_name_candidates(
             found, shared = found[shared >= cut], shared[shared >= cut]
         count_of = dict(zip(found.tolist(), shared.tolist(), strict=True))
         ranked = sorted(
-            _select_rows(connection, "row, id, body", tenant, list(count_of)),
+            select_rows(connection, "row, id, body", tenant, list(count_of)),
             key=lambda row: (-count_of[row[0]], row[1]),
         )
     return [entity_from_json(body) for _, _, body in ranked[:limit]]
-
-
-def _count_rows(
-    entries: np.ndarray[Any, np.dtype[np.int64]],
-) -> tuple[np.ndarray[Any, np.dtype[np.int64]], np.ndarray[Any, np.dtype[np.int64]]]:
-    """The rows sharing at least `MIN_SHARED_UNITS` units, and how many each shares.
-
-    A unit's signed entries sum to 1 for each row it holds and 0 for any
-    other, so the sum over the query's units is the units a row shares.
-    """
-    rows = np.abs(entries)
-    weights = None if entries.min() > 0 else np.sign(entries)
-    low, high = int(rows.min()), int(rows.max())
-    if high - low > _BINCOUNT_SPAN_PER_ROW * rows.size + _BINCOUNT_SPAN:
-        # Rows far apart (a tenant among many, or rows an older file assigned):
-        # sorting them costs less than counting into a vast array.
-        found, where = np.unique(rows, return_inverse=True)
-        shared = np.bincount(where, weights=weights, minlength=found.size).astype(np.int64)
-        enough = shared >= MIN_SHARED_UNITS
-        return found[enough], shared[enough]
-    counts = np.bincount(rows - low, weights=weights).astype(np.int64)
-    found = np.flatnonzero(counts >= MIN_SHARED_UNITS)
-    return found + low, counts[found]
-
-
-def _select_rows(
-    connection: sqlite3.Connection, columns: str, tenant: str, rows: Sequence[int]
-) -> list[Any]:
-    """`columns` of each of the tenant's entities among `rows`, in no particular order.
-
-    Postings name only their tenant's rows; the tenant is checked all the
-    same, so that no fault in them can ever answer with another tenant's
-    entity. (`+` keeps SQLite on the rowid lookup.)
-    """
-    return [
-        found
-        for chunk in _chunks(rows, _parameter_limit(connection) - 1)
-        for found in connection.execute(
-            f"SELECT {columns} FROM graph_entities "
-            f"WHERE row IN ({_placeholders(len(chunk))}) AND +tenant_id = ?",
-            (*chunk, tenant),
-        ).fetchall()
-    ]
 
 
 def _read_relationships(
@@ -812,8 +285,8 @@ def _walk(
         for _ in range(depth):
             layer: set[str] = set()
             # Each chunk binds the tenant and the chunk twice, once per end.
-            for chunk in _chunks(frontier, (_parameter_limit(connection) - 2) // 2):
-                marks = _placeholders(len(chunk))
+            for chunk in chunks(frontier, (parameter_limit(connection) - 2) // 2):
+                marks = placeholders(len(chunk))
                 cursor = connection.execute(
                     "SELECT source_entity_id, target_entity_id FROM graph_relationships "
                     f"WHERE tenant_id = ? AND source_entity_id IN ({marks}) "
@@ -876,9 +349,9 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
             store=f"sqlite graph store {self._path}",
             resource=self._resource_name(),
             setup=(
-                (lambda connection: _check_schema_to_read(connection, self._path))
+                (lambda connection: check_to_read(connection, self._path))
                 if read_only
-                else (lambda connection: _prepare(connection, self._path))
+                else (lambda connection: prepare(connection, self._path))
             ),
             read_only=read_only,
         )
@@ -936,14 +409,14 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         """Absorb `merged_ids` into `canonical` in one transaction; see `GraphMerge`."""
         [entity] = check_entities([canonical], argument="canonical")
         merged = check_merge(entity.id, merged_ids)
-        await self._run(lambda connection: _merge(connection, entity, merged))
+        await self._run(lambda connection: merge_into(connection, entity, merged))
 
     async def unmerge_entities(self, merged_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
         """Forget that `merged_ids` resolve elsewhere; see `GraphMerge`."""
         check_tenant_id(tenant_id)
         ids = [str(entity_id) for entity_id in check_entity_ids(merged_ids, argument="merged_ids")]
         if ids:
-            await self._run(lambda connection: _unmerge(connection, tenant_id, ids))
+            await self._run(lambda connection: forget_merges(connection, tenant_id, ids))
 
     async def resolve(
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId
@@ -954,7 +427,7 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         if not requested:
             return {}
         texts = [str(entity_id) for entity_id in requested]
-        found = await self._run(lambda connection: _resolve(connection, str(tenant_id), texts))
+        found = await self._run(lambda connection: resolve_chain(connection, str(tenant_id), texts))
         return {
             EntityId(entity_id): EntityId(UUID(found[str(entity_id)])) for entity_id in requested
         }

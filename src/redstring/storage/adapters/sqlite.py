@@ -49,7 +49,7 @@ import numpy as np
 from redstring.domain.exceptions import ClosedError, StoreError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Iterator, Mapping, Sequence
     from uuid import UUID
 
 #: How long a statement waits for another connection's write lock, in seconds.
@@ -126,6 +126,120 @@ def enable_wal(connection: sqlite3.Connection) -> None:
             time.sleep(_WAL_RETRY_SECONDS)
         else:
             return
+
+
+def schema_version(
+    connection: sqlite3.Connection, meta_table: str, *, key_column: str = "name"
+) -> int | None:
+    """The version `meta_table` records, or `None` when it was never created or records none."""
+    if not connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (meta_table,)
+    ).fetchone():
+        return None
+    row = connection.execute(
+        f"SELECT value FROM {meta_table} WHERE {key_column} = 'schema_version'"
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def ensure_schema(
+    connection: sqlite3.Connection,
+    *,
+    meta_schema: str,
+    meta_table: str,
+    version: int,
+    statements: Sequence[str],
+    store: str,
+    what: str,
+    key_column: str = "name",
+    migrations: Mapping[int, Callable[[sqlite3.Connection], None]] | None = None,
+    on_create: Callable[[sqlite3.Connection], None] | None = None,
+) -> None:
+    """Create an adapter's tables on first use; migrate an older version; refuse any other.
+
+    Every SQLite adapter's `setup` (graph, vector, events) runs its schema
+    through this one rule, in one write transaction: a file whose
+    `meta_table` (created by `meta_schema`) records no `schema_version`
+    gets `statements`, the version row and whatever `on_create` writes; one
+    recording a version in `migrations` is migrated by it (which records
+    `version`); any other version is a `StoreError` on `store`, saying
+    whether a newer redstring wrote it. `what` names the tables' kind in
+    that message (`"graph"`, `"event log"`). A file already at `version`
+    is read once and left alone.
+    """
+    if schema_version(connection, meta_table, key_column=key_column) == version:
+        return
+    with write_transaction(connection):
+        connection.execute(meta_schema)
+        found = schema_version(connection, meta_table, key_column=key_column)
+        if found is None:
+            for statement in statements:
+                connection.execute(statement)
+            connection.execute(
+                f"INSERT INTO {meta_table} ({key_column}, value) VALUES ('schema_version', ?)",
+                (version,),
+            )
+            if on_create is not None:
+                on_create(connection)
+        elif migrations and found in migrations:
+            migrations[found](connection)
+        elif found != version:
+            newer = " (written by a newer redstring)" if found > version else ""
+            raise StoreError(
+                store=store,
+                reason=f"the file holds {what} schema version {found}{newer}; "
+                f"this redstring reads only version {version}",
+            )
+
+
+def check_schema_to_read(
+    connection: sqlite3.Connection,
+    *,
+    meta_table: str,
+    version: int,
+    store: str,
+    what: str,
+    held: str,
+    key_column: str = "name",
+) -> None:
+    """Refuse, without writing, a file that holds no such tables or another schema version.
+
+    `held` names what a file without them lacks (`"graph"`: "the file holds
+    no redstring graph"); an older version is refused with the advice to
+    open it once writable, which migrates it.
+    """
+    found = schema_version(connection, meta_table, key_column=key_column)
+    if found is None:
+        raise StoreError(store=store, reason=f"the file holds no redstring {held}")
+    if found < version:
+        raise StoreError(
+            store=store,
+            reason=f"the file holds {what} schema version {found}, older than this "
+            f"redstring's version {version}; open it once without read_only "
+            "to migrate it in place",
+        )
+    if found != version:
+        raise StoreError(
+            store=store,
+            reason=f"the file holds {what} schema version {found}; "
+            f"this redstring reads only version {version}",
+        )
+
+
+def placeholders(count: int) -> str:
+    """`?, ?, ...`: `count` bound parameters for an `IN (...)` list."""
+    return ", ".join("?" * count)
+
+
+def chunks[T](items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    """`items` in consecutive slices of at most `size`."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def parameter_limit(connection: sqlite3.Connection) -> int:
+    """How many `?` parameters one statement may bind on this connection."""
+    return connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
 
 
 class SqliteWorker:

@@ -62,6 +62,8 @@ from redstring.ports.vector_store import VectorStore
 from redstring.storage.adapters.sqlite import (
     BUSY_TIMEOUT_SECONDS,
     SqliteWorker,
+    check_schema_to_read,
+    ensure_schema,
     read_transaction,
     uuid_texts,
     write_transaction,
@@ -353,45 +355,47 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
 
     def _check_schema(self, connection: sqlite3.Connection) -> None:
         """Create the tables in a new file, or check the version and dimension of an old one."""
+        store = f"sqlite vector store {self._path}"
         if self._read_only:
-            exists = connection.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vector_meta'"
-            ).fetchone()
-            if exists is None:
-                raise self._error("the file holds no redstring vectors")
-            self._check_meta(
-                connection, dict(connection.execute("SELECT key, value FROM vector_meta"))
+            check_schema_to_read(
+                connection,
+                meta_table="vector_meta",
+                key_column="key",
+                version=SCHEMA_VERSION,
+                store=store,
+                what="vector",
+                held="vectors",
             )
-            return
-        with _transaction(connection, "IMMEDIATE"):
-            connection.execute(
-                "CREATE TABLE IF NOT EXISTS vector_meta (key TEXT PRIMARY KEY, value NOT NULL)"
+        else:
+            ensure_schema(
+                connection,
+                meta_schema=(
+                    "CREATE TABLE IF NOT EXISTS vector_meta (key TEXT PRIMARY KEY, value NOT NULL)"
+                ),
+                meta_table="vector_meta",
+                key_column="key",
+                version=SCHEMA_VERSION,
+                statements=_SCHEMA,
+                store=store,
+                what="vector",
+                on_create=self._record_settings,
             )
-            meta = dict(connection.execute("SELECT key, value FROM vector_meta").fetchall())
-            if not meta:
-                for statement in _SCHEMA:
-                    connection.execute(statement)
-                self._file_id = uuid.uuid4().hex
-                settings: list[tuple[str, object]] = [
-                    ("schema_version", SCHEMA_VERSION),
-                    ("dimension", self._dimension),
-                    ("file_id", self._file_id),
-                ]
-                if self._model is not None:
-                    settings.append(("model", self._model))
-                connection.executemany(
-                    "INSERT INTO vector_meta (key, value) VALUES (?, ?)", settings
-                )
-                return
-        self._check_meta(connection, meta)
+        self._check_meta(connection, dict(connection.execute("SELECT key, value FROM vector_meta")))
+
+    def _record_settings(self, connection: sqlite3.Connection) -> None:
+        """Record a new file's dimension, id and model, beside its schema version."""
+        settings: list[tuple[str, object]] = [
+            ("dimension", self._dimension),
+            ("file_id", uuid.uuid4().hex),
+        ]
+        if self._model is not None:
+            settings.append(("model", self._model))
+        connection.executemany("INSERT INTO vector_meta (key, value) VALUES (?, ?)", settings)
 
     def _check_meta(self, connection: sqlite3.Connection, meta: dict[str, Any]) -> None:
-        version, dimension = meta.get("schema_version"), meta.get("dimension")
-        if version != SCHEMA_VERSION or not isinstance(dimension, int):
-            raise self._error(
-                f"the file records schema version {version!r}; "
-                f"this redstring reads version {SCHEMA_VERSION}"
-            )
+        dimension = meta.get("dimension")
+        if not isinstance(dimension, int):
+            raise self._error(f"the file records no vector dimension, but {dimension!r}")
         if dimension != self._dimension:
             raise DimensionMismatchError(expected=dimension, actual=self._dimension)
         file_id = meta.get("file_id")
