@@ -17,6 +17,7 @@ from redstring.ports.graph_store import (
 )
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.llm import LlmProvider
+from redstring.ports.tenants import TenantCounter
 from redstring.ports.vector_store import VectorPurge, VectorReader, VectorStore, VectorWriter
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "NameCandidateReader",
     "SharedNameCandidateReader",
     "StoredEvent",
+    "TenantCounter",
     "VectorPurge",
     "VectorReader",
     "VectorStore",

@@ -6,11 +6,14 @@ projections of it and are rebuilt by replaying it.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import TYPE_CHECKING, Final, Protocol, get_args, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from redstring.domain.events import Event
+from redstring.domain.limits import MAX_JSON_INT
+from redstring.domain.validation import check_integer, check_sequence, check_tenant_id
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -72,3 +75,64 @@ class EventLog(Protocol):
     async def last_sequence(self) -> int:
         """The sequence number of the last event recorded; 0 when the log is empty."""
         ...
+
+
+class EventLogBase(EventLog):
+    """An `EventLog` whose public methods check their arguments, then call its hooks.
+
+    `append_many` refuses, before any hook runs, anything that is not an
+    event and an `event_id` repeated within the batch; the hook refuses an
+    id the log already holds. `read` checks `after` and `tenant_id`. An
+    adapter subclasses `AsyncClosable` and this class and implements the
+    hooks. A class that implements `EventLog`'s methods itself is an event
+    log all the same.
+    """
+
+    async def append(self, event: Event) -> int:
+        """Record the event; return its sequence number, counted from 1.
+
+        Raises:
+            ValueError: the log already holds an event with this `event_id`.
+        """
+        [sequence] = await self.append_many([event])
+        return sequence
+
+    async def append_many(self, events: Sequence[Event]) -> list[int]:
+        """Record every event in order, or none; return their sequence numbers.
+
+        Raises:
+            ValueError: something is not an event, or an `event_id` is already
+                held or repeats within `events`.
+        """
+        check_sequence(events, argument="events")
+        seen: set[object] = set()
+        for index, event in enumerate(events):
+            if not isinstance(event, EVENT_TYPES):
+                raise ValueError(f"events[{index}] is not an event: {event!r}")
+            if event.event_id in seen:
+                raise ValueError(f"event {event.event_id} appears twice in one batch")
+            seen.add(event.event_id)
+        return await self._append_many(events) if events else []
+
+    async def read(self, *, after: int = 0, tenant_id: TenantId | None = None) -> list[StoredEvent]:
+        """Copies of the events numbered above `after`, in order, optionally of one tenant.
+
+        Raises:
+            ValueError: `after` is negative or not an integer.
+        """
+        check_integer(after, argument="after", minimum=0, maximum=MAX_JSON_INT)
+        if tenant_id is not None:
+            check_tenant_id(tenant_id)
+        return await self._read(after, tenant_id)
+
+    @abstractmethod
+    async def last_sequence(self) -> int:
+        """The sequence number of the last event recorded; 0 when the log is empty."""
+
+    @abstractmethod
+    async def _append_many(self, events: Sequence[Event]) -> list[int]:
+        """Record a non-empty batch of events with distinct ids, or none if one is held."""
+
+    @abstractmethod
+    async def _read(self, after: int, tenant_id: TenantId | None) -> list[StoredEvent]:
+        """The events numbered above `after`, of `tenant_id` unless it is `None`."""

@@ -7,9 +7,25 @@ copies, so a caller can never mutate what the store holds.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from redstring.domain.names import NAME_CANDIDATE_LIMIT
+from redstring.domain.merging import check_merge
+from redstring.domain.names import NAME_CANDIDATE_LIMIT, query_name_units
+from redstring.domain.validation import (
+    check_depth,
+    check_entities,
+    check_entity_id,
+    check_entity_ids,
+    check_limit,
+    check_names,
+    check_optional_limit,
+    check_optional_name,
+    check_relationship_id,
+    check_relationships,
+    check_tenant_id,
+)
+from redstring.ports.tenants import TenantCounter
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -228,3 +244,287 @@ class GraphPurge(Protocol):
 @runtime_checkable
 class GraphStore(GraphReader, GraphWriter, GraphMerge, GraphPurge, Protocol):
     """Every graph store capability together."""
+
+
+def _name_units(query: str, tenant_id: TenantId, limit: int) -> list[str]:
+    """The checked query's units, or `[]` when there is nothing to look up."""
+    check_tenant_id(tenant_id)
+    check_limit(limit)
+    units = query_name_units(query)
+    return units if limit else []
+
+
+class GraphStoreBase(GraphStore, TenantCounter):
+    """A `GraphStore` whose public methods check their arguments, then call its hooks.
+
+    Every check of the port's contract runs here, once, so every store built
+    on it refuses the same input with the same error, and a batch is
+    checked whole before any of it reaches a hook. An adapter subclasses
+    `AsyncClosable` and this class and implements the hooks, which receive
+    checked arguments (a batch or id list never empty). A class that
+    implements `GraphStore`'s methods itself is a graph store all the same.
+    """
+
+    # -- writes ---------------------------------------------------------------
+
+    async def upsert_entity(self, entity: Entity) -> None:
+        """Store the entity, replacing any with the same `(tenant_id, id)`."""
+        await self.upsert_entities([entity])
+
+    async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        """Store every entity; a later one with the same key wins."""
+        batch = check_entities(entities)
+        if batch:
+            await self._upsert_entities(batch)
+
+    async def upsert_relationship(self, relationship: Relationship) -> None:
+        """Store the relationship.
+
+        Raises:
+            MissingEntityError: an endpoint is not in the relationship's tenant.
+        """
+        await self.upsert_relationships([relationship])
+
+    async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+        """Store every relationship, or none of them if any endpoint is missing.
+
+        Raises:
+            MissingEntityError: some endpoint is not in its relationship's
+                tenant; it names the first such endpoint in batch order.
+        """
+        batch = check_relationships(relationships)
+        if batch:
+            await self._upsert_relationships(batch)
+
+    async def merge_entities(self, canonical: Entity, merged_ids: Sequence[EntityId]) -> None:
+        """Absorb `merged_ids` into `canonical`, in one step; see `GraphMerge`."""
+        [entity] = check_entities([canonical], argument="canonical")
+        await self._merge_entities(entity, check_merge(entity.id, merged_ids))
+
+    async def unmerge_entities(self, merged_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        """Forget that `merged_ids` resolve elsewhere; see `GraphMerge`."""
+        ids = check_entity_ids(merged_ids, argument="merged_ids")
+        check_tenant_id(tenant_id)
+        if ids:
+            await self._unmerge_entities(ids, tenant_id)
+
+    async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
+        """Remove the entity and its relationships; `True` if the tenant held it."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        return await self._delete_entity(entity_id, tenant_id)
+
+    async def delete_by_tenant(self, tenant_id: TenantId) -> int:
+        """Remove every entity and relationship of the tenant; return the entity count."""
+        check_tenant_id(tenant_id)
+        return await self._delete_by_tenant(tenant_id)
+
+    # -- reads ----------------------------------------------------------------
+
+    async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
+        """The entity (the canonical one for a merged id), or `None`."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        return await self._get_entity(entity_id, tenant_id)
+
+    async def get_entities(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> list[Entity]:
+        """The held entities among `entity_ids` (merges followed), each once, in no order."""
+        ids = check_entity_ids(entity_ids)
+        check_tenant_id(tenant_id)
+        return await self._get_entities(ids, tenant_id) if ids else []
+
+    async def resolve(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, EntityId]:
+        """Each requested id's canonical id; itself when it was never merged."""
+        ids = check_entity_ids(entity_ids)
+        check_tenant_id(tenant_id)
+        return await self._resolve(ids, tenant_id) if ids else {}
+
+    async def find_entities(
+        self,
+        tenant_id: TenantId,
+        *,
+        name: str | None = None,
+        entity_type: str | None = None,
+        limit: int | None = None,
+    ) -> list[Entity]:
+        """Entities matching the normalized `name` and/or exact `entity_type`, by `str(id)`.
+
+        Raises:
+            ValueError: `limit` is not an integer within `0..MAX_LIMIT`.
+        """
+        check_tenant_id(tenant_id), check_optional_limit(limit)
+        check_optional_name(name, argument="name")
+        check_optional_name(entity_type, argument="entity_type")
+        return await self._find_entities(tenant_id, name, entity_type, limit)
+
+    async def find_by_blocking_key(self, key: str, tenant_id: TenantId) -> list[Entity]:
+        """Every entity of the tenant carrying `key`, ordered by `str(id)`."""
+        return (await self.find_by_blocking_keys([key], tenant_id))[key]
+
+    async def find_by_blocking_keys(
+        self, keys: Sequence[str], tenant_id: TenantId
+    ) -> dict[str, list[Entity]]:
+        """Entities per requested key; every key is present, `[]` when nothing carries it."""
+        requested = check_names(keys, argument="keys")
+        check_tenant_id(tenant_id)
+        return await self._find_by_blocking_keys(requested, tenant_id) if requested else {}
+
+    async def find_name_candidates(
+        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    ) -> list[Entity]:
+        """The entities sharing the most name units with `query`, best first.
+
+        See `NameCandidateReader.find_name_candidates` for the contract.
+        """
+        units = _name_units(query, tenant_id, limit)
+        return await self._find_name_candidates(units, tenant_id, limit) if units else []
+
+    async def get_relationship(
+        self, relationship_id: RelationshipId, tenant_id: TenantId
+    ) -> Relationship | None:
+        """The relationship, or `None`."""
+        check_relationship_id(relationship_id), check_tenant_id(tenant_id)
+        return await self._get_relationship(relationship_id, tenant_id)
+
+    async def get_relationships(
+        self, entity_id: EntityId, tenant_id: TenantId, *, relationship_type: str | None = None
+    ) -> list[Relationship]:
+        """Relationships with the entity at either end, ordered by `str(id)`."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        check_optional_name(relationship_type, argument="relationship_type")
+        return await self._get_relationships(entity_id, tenant_id, relationship_type)
+
+    async def neighbors(
+        self, entity_id: EntityId, tenant_id: TenantId, *, depth: int = 1
+    ) -> list[Entity]:
+        """Entities within `depth` hops, either direction, by hop count then `str(id)`.
+
+        Raises:
+            ValueError: `depth` is not an integer within `1..MAX_DEPTH`.
+        """
+        check_entity_id(entity_id), check_tenant_id(tenant_id), check_depth(depth)
+        return await self._neighbors(entity_id, tenant_id, depth)
+
+    # -- hooks ----------------------------------------------------------------
+
+    async def tenants(self) -> list[TenantId]:
+        """Every tenant holding at least one of the store's entities, ordered by `str(id)`."""
+        return await self._held_tenants()
+
+    async def count(self, tenant_id: TenantId) -> int:
+        """How many entities the tenant holds; 0 for a tenant never seen."""
+        check_tenant_id(tenant_id)
+        return await self._count(tenant_id)
+
+    @abstractmethod
+    async def _held_tenants(self) -> list[TenantId]:
+        """The tenants holding any entities, ordered by `str(id)`."""
+
+    @abstractmethod
+    async def _count(self, tenant_id: TenantId) -> int:
+        """How many entities the (checked) tenant holds."""
+
+    @abstractmethod
+    async def _upsert_entities(self, entities: Sequence[Entity]) -> None:
+        """Store a checked, non-empty batch; a later entity with the same key wins."""
+
+    @abstractmethod
+    async def _upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+        """Store a checked, non-empty batch, or none of it if an endpoint is missing."""
+
+    @abstractmethod
+    async def _merge_entities(self, canonical: Entity, merged_ids: list[EntityId]) -> None:
+        """Absorb `merged_ids` (checked by `check_merge`) into `canonical`."""
+
+    @abstractmethod
+    async def _unmerge_entities(self, merged_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        """Forget that the (non-empty) `merged_ids` resolve elsewhere."""
+
+    @abstractmethod
+    async def _delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
+        """Remove one entity and its relationships; `True` if it was held."""
+
+    @abstractmethod
+    async def _delete_by_tenant(self, tenant_id: TenantId) -> int:
+        """Remove the tenant; return how many entities it held."""
+
+    async def _get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
+        """One entity, or `None`; by default, read as `_get_entities` reads it."""
+        found = await self._get_entities([entity_id], tenant_id)
+        return found[0] if found else None
+
+    @abstractmethod
+    async def _get_entities(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> list[Entity]:
+        """The held entities among the (non-empty) ids, merges followed, each once."""
+
+    @abstractmethod
+    async def _resolve(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, EntityId]:
+        """Each of the (non-empty) ids' canonical id."""
+
+    @abstractmethod
+    async def _find_entities(
+        self, tenant_id: TenantId, name: str | None, entity_type: str | None, limit: int | None
+    ) -> list[Entity]:
+        """Entities matching the checked filters, by `str(id)`, at most `limit`."""
+
+    @abstractmethod
+    async def _find_by_blocking_keys(
+        self, keys: Sequence[str], tenant_id: TenantId
+    ) -> dict[str, list[Entity]]:
+        """Entities per requested key (the keys non-empty); every key present."""
+
+    @abstractmethod
+    async def _find_name_candidates(
+        self, units: list[str], tenant_id: TenantId, limit: int
+    ) -> list[Entity]:
+        """Copies of the best `limit >= 1` candidates for the query's (non-empty) `units`."""
+
+    @abstractmethod
+    async def _get_relationship(
+        self, relationship_id: RelationshipId, tenant_id: TenantId
+    ) -> Relationship | None:
+        """The relationship, or `None`."""
+
+    @abstractmethod
+    async def _get_relationships(
+        self, entity_id: EntityId, tenant_id: TenantId, relationship_type: str | None
+    ) -> list[Relationship]:
+        """Relationships touching the entity, of the type if one is given, by `str(id)`."""
+
+    @abstractmethod
+    async def _neighbors(
+        self, entity_id: EntityId, tenant_id: TenantId, depth: int
+    ) -> list[Entity]:
+        """Entities within `depth` (checked) hops, by hop count then `str(id)`."""
+
+
+class LendingGraphStoreBase(GraphStoreBase, SharedNameCandidateReader):
+    """A `GraphStoreBase` that also lends its own entities as name candidates (ADR 0052).
+
+    `find_shared_name_candidates` checks its arguments as
+    `find_name_candidates` does and calls `_find_shared_name_candidates`;
+    the adapter's `_find_name_candidates` copies what that returns.
+    """
+
+    async def find_shared_name_candidates(
+        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    ) -> list[Entity]:
+        """The entities `find_name_candidates` would copy, lent to a caller that only reads.
+
+        See `SharedNameCandidateReader.find_shared_name_candidates`: change
+        none of them, and hand out only copies.
+        """
+        units = _name_units(query, tenant_id, limit)
+        return await self._find_shared_name_candidates(units, tenant_id, limit) if units else []
+
+    @abstractmethod
+    async def _find_shared_name_candidates(
+        self, units: list[str], tenant_id: TenantId, limit: int
+    ) -> list[Entity]:
+        """The store's own best `limit >= 1` candidates for the (non-empty) `units`."""

@@ -34,7 +34,12 @@ def _guarded[A: AsyncClosable, **P, T](
             raise ClosedError(resource=self._resource_name())
         return await method(self, *args, **kwargs)
 
+    _GUARDS.add(guarded)
     return guarded
+
+
+#: Every method `_guarded` made, so that a subclass does not wrap one again.
+_GUARDS: Final[set[object]] = set()
 
 
 class AsyncClosable:
@@ -49,7 +54,8 @@ class AsyncClosable:
       block closes it and returns `None`, so an exception raised inside is
       never swallowed.
     - `closed`: whether `close()` has been called.
-    - After `close()`, every coroutine method the subclass defines, and
+    - After `close()`, every public coroutine method the subclass has
+      (its own or inherited, as from a port's checked base), and
       `__aenter__`, raises `ClosedError` naming the adapter, before it looks
       at its arguments. Properties (`model`, `dimension`) stay readable.
 
@@ -63,13 +69,13 @@ class AsyncClosable:
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        for name, member in list(vars(cls).items()):
-            if (
-                (not name.startswith("_") or name == "__aenter__")
-                and name not in _UNGUARDED
-                and inspect.iscoroutinefunction(member)
-            ):
-                setattr(cls, name, _guarded(member))
+        # Every public coroutine method the class has, its own or one it
+        # inherits from a port's checked base (`GraphStoreBase`, ...).
+        for name in dir(cls):
+            if (not name.startswith("_") or name == "__aenter__") and name not in _UNGUARDED:
+                member = inspect.getattr_static(cls, name)
+                if inspect.iscoroutinefunction(member) and member not in _GUARDS:
+                    setattr(cls, name, _guarded(member))
 
     @property
     def closed(self) -> bool:

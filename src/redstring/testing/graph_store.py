@@ -1,7 +1,11 @@
 """The `GraphStore` contract, as a suite every adapter's tests subclass.
 
 Subclass `GraphStoreCompliance` in a `Test...` class and implement
-`new_store()`; every test here then runs against that adapter. A store that
+`new_store()`; every test here then runs against that adapter. The suite is
+the sum of one suite per capability (`GraphReaderWriterCompliance`,
+`GraphMergeCompliance`, `NameCandidateCompliance`,
+`GraphTenantCounterCompliance`): a store offering fewer capabilities
+subclasses only the ones it offers. A store that
 also lends its name candidates mixes in `SharedNameCandidateCompliance`. Hypothesis
 properties build a fresh store per example.
 """
@@ -22,6 +26,7 @@ from redstring.domain.ids import EntityId
 from redstring.domain.limits import MAX_DEPTH, MAX_LIMIT, MAX_NAME_LENGTH
 from redstring.ports.graph_store import GraphStore, SharedNameCandidateReader
 from redstring.ports.lifetime import AsyncClosable
+from redstring.ports.tenants import TenantCounter
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from redstring.testing.lifetime import LifetimeCompliance
 
@@ -51,18 +56,11 @@ def entity_id(n: int) -> EntityId:
     return EntityId(UUID(int=n))
 
 
-class GraphStoreCompliance(LifetimeCompliance):
-    """Every rule of `redstring.ports.GraphStore`; subclass and provide `new_store`."""
-
-    port = GraphStore
-
-    def new_adapter(self) -> GraphStore:
-        return self.new_store()
+class GraphReaderWriterCompliance:
+    """The rules of `GraphReader` and `GraphWriter`: entities, relationships, keys, walks."""
 
     def new_store(self) -> GraphStore:
         raise NotImplementedError
-
-    # -- entities: round trip, last write wins, copies -------------------------
 
     @PROPERTY_SETTINGS
     @given(
@@ -122,8 +120,6 @@ class GraphStoreCompliance(LifetimeCompliance):
     async def test_a_missing_entity_reads_as_none(self) -> None:
         assert await self.new_store().get_entity(entity_id(1), TENANT) is None
 
-    # -- tenants ---------------------------------------------------------------
-
     async def test_two_tenants_holding_the_same_entity_id_never_cross(self) -> None:
         store = self.new_store()
         mine = make_entity(id=entity_id(1), name="Ada Lovelace")
@@ -147,8 +143,6 @@ class GraphStoreCompliance(LifetimeCompliance):
             await store.upsert_relationship(make_relationship(source, target))
         assert raised.value.entity_id == entity_id(2)
         assert raised.value.tenant_id == TENANT
-
-    # -- batch reads -----------------------------------------------------------
 
     async def test_get_entities_omits_missing_ids_and_repeats_nothing(self) -> None:
         store = self.new_store()
@@ -188,8 +182,6 @@ class GraphStoreCompliance(LifetimeCompliance):
         assert await store.find_entities(TENANT, limit=0) == []
         with pytest.raises(ValueError, match="-1"):
             await store.find_entities(TENANT, limit=-1)
-
-    # -- relationships ---------------------------------------------------------
 
     async def test_a_relationship_with_a_dangling_endpoint_is_refused(self) -> None:
         store = self.new_store()
@@ -237,8 +229,6 @@ class GraphStoreCompliance(LifetimeCompliance):
         assert await store.neighbors(a.id, OTHER_TENANT) == []
         with pytest.raises(ValueError, match="depth"):
             await store.neighbors(a.id, TENANT, depth=0)
-
-    # -- deleting one entity -----------------------------------------------------
 
     async def test_delete_entity_removes_it_its_keys_and_its_relationships(self) -> None:
         store = self.new_store()
@@ -299,8 +289,6 @@ class GraphStoreCompliance(LifetimeCompliance):
         assert await store.find_by_blocking_key(prefix_key(ada), TENANT) == [ada, other]
         assert await store.get_relationships(ada.id, TENANT) == [edge]
 
-    # -- bad input -------------------------------------------------------------
-
     async def test_a_batch_with_something_else_after_a_good_entity_writes_nothing(self) -> None:
         store = self.new_store()
         good = make_entity(id=entity_id(1))
@@ -324,7 +312,99 @@ class GraphStoreCompliance(LifetimeCompliance):
         with pytest.raises(ValueError, match="p:ada"):
             await store.find_by_blocking_keys("p:ada", TENANT)
 
-    # -- merges: resolve, reads follow merges, unmerge -------------------------
+    async def test_an_entity_with_a_string_id_is_refused_and_the_tenant_still_reads(self) -> None:
+        store = self.new_store()
+        good = make_entity(id=entity_id(2))
+        bad = make_entity(id=entity_id(1)).model_copy(update={"id": str(entity_id(1))})
+        with pytest.raises(ValueError, match=r"^entities\[0\]\.id must be an EntityId"):
+            await store.upsert_entities([bad, good])
+        assert await store.find_entities(TENANT) == []
+        await store.upsert_entity(good)
+        assert await store.find_entities(TENANT) == [good]
+
+    @pytest.mark.parametrize(
+        ("update", "problem"),
+        [
+            ({"confidence": float("nan")}, "confidence"),
+            ({"confidence": float("inf")}, "confidence"),
+            ({"properties": {"n": 2**64}}, "integer outside"),
+            ({"properties": {"n": -(2**63) - 1}}, "integer outside"),
+            ({"name": "Ada\x00"}, "NUL"),
+        ],
+    )
+    async def test_a_refused_entity_before_a_good_one_changes_nothing(
+        self, update: dict[str, Any], problem: str
+    ) -> None:
+        """`model_copy` skips validation, so the store re-checks what it writes."""
+        store = self.new_store()
+        held = make_entity(id=entity_id(3), name="Ada Lovelace")
+        await store.upsert_entity(held)
+        bad = make_entity(id=entity_id(1)).model_copy(update=update)
+        good = make_entity(id=entity_id(2))
+        with pytest.raises(ValueError, match=problem):
+            await store.upsert_entities([bad, good])
+        with pytest.raises(ValueError, match=problem):
+            await store.upsert_entity(held.model_copy(update=update))
+        assert await store.find_entities(TENANT) == [held]
+        assert await store.find_by_blocking_keys([prefix_key(held)], TENANT) == {
+            prefix_key(held): [held]
+        }
+        assert await store.neighbors(held.id, TENANT) == []
+
+    async def test_a_refused_relationship_before_a_good_one_changes_nothing(self) -> None:
+        store = self.new_store()
+        a, b = make_entity(id=entity_id(1)), make_entity(id=entity_id(2))
+        await store.upsert_entities([a, b])
+        bad = make_relationship(a, b).model_copy(update={"confidence": float("nan")})
+        good = make_relationship(b, a)
+        with pytest.raises(ValueError, match=r"relationships\[0\]\.confidence"):
+            await store.upsert_relationships([bad, good])
+        assert await store.get_relationships(a.id, TENANT) == []
+        assert await store.neighbors(a.id, TENANT) == []
+
+    async def test_neighbors_at_the_depth_limit_return_promptly_and_past_it_are_refused(
+        self,
+    ) -> None:
+        store = self.new_store()
+        a, b = make_entity(id=entity_id(1)), make_entity(id=entity_id(2))
+        await store.upsert_entities([a, b])
+        await store.upsert_relationships([make_relationship(a, b), make_relationship(b, a)])
+        assert await store.neighbors(a.id, TENANT, depth=MAX_DEPTH) == [b]
+        for depth in (MAX_DEPTH + 1, 10**9, True, 1.0, "2"):
+            with pytest.raises(ValueError, match=r"^depth must be"):
+                await store.neighbors(a.id, TENANT, depth=depth)  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("limit", [-1, MAX_LIMIT + 1, 2**64, True, "3", 2.0])
+    async def test_a_limit_out_of_range_or_not_an_integer_is_refused(self, limit: object) -> None:
+        store = self.new_store()
+        with pytest.raises(ValueError, match=r"^limit must be"):
+            await store.find_entities(TENANT, limit=limit)  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("text", ["Ada\x00", "\ud800", "x" * (MAX_NAME_LENGTH + 1), 7])
+    async def test_an_unstorable_read_filter_is_refused_naming_it(self, text: object) -> None:
+        store = self.new_store()
+        for call, argument in [
+            (store.find_entities(TENANT, name=text), "name"),  # type: ignore[arg-type]
+            (store.find_entities(TENANT, entity_type=text), "entity_type"),  # type: ignore[arg-type]
+            (store.find_by_blocking_keys([text], TENANT), r"keys\[0\]"),  # type: ignore[list-item]
+            (
+                store.get_relationships(
+                    entity_id(1),
+                    TENANT,
+                    relationship_type=text,  # type: ignore[arg-type]
+                ),
+                "relationship_type",
+            ),
+        ]:
+            with pytest.raises(ValueError, match=f"^{argument}"):
+                await call
+
+
+class GraphMergeCompliance:
+    """The rules of `GraphMerge`: merges, their chains and their undoing."""
+
+    def new_store(self) -> GraphStore:
+        raise NotImplementedError
 
     async def test_an_id_never_merged_resolves_to_itself_and_every_id_is_a_key(self) -> None:
         store = self.new_store()
@@ -413,7 +493,12 @@ class GraphStoreCompliance(LifetimeCompliance):
         assert await store.delete_by_tenant(TENANT) == 1
         assert await store.resolve([entity_id(2)], TENANT) == {entity_id(2): entity_id(2)}
 
-    # -- name candidates -------------------------------------------------------
+
+class NameCandidateCompliance:
+    """The rules of `NameCandidateReader`: candidates by shared name units."""
+
+    def new_store(self) -> GraphStore:
+        raise NotImplementedError
 
     async def test_a_name_candidate_round_trips_by_a_word_of_its_name(self) -> None:
         store = self.new_store()
@@ -543,7 +628,72 @@ class GraphStoreCompliance(LifetimeCompliance):
         with pytest.raises(ValueError, match="query"):
             await self.new_store().find_name_candidates(["Ada"], TENANT)  # type: ignore[arg-type]
 
-    # -- the edges: ids, bounds, writes that could not be read back -----------
+
+class GraphTenantCounterCompliance:
+    """The rules of `redstring.ports.TenantCounter`, for a graph store: entities per tenant."""
+
+    def new_store(self) -> GraphStore:
+        raise NotImplementedError
+
+    async def test_an_empty_store_holds_no_tenant_and_counts_zero(self) -> None:
+        store = self.new_store()
+        assert isinstance(store, TenantCounter)
+        assert await store.tenants() == []
+        assert await store.count(TENANT) == 0
+
+    async def test_tenants_sharing_an_entity_id_are_counted_apart_and_listed_by_id(self) -> None:
+        store = self.new_store()
+        assert isinstance(store, TenantCounter)
+        first, second = sorted([TENANT, OTHER_TENANT], key=str)
+        await store.upsert_entities(
+            [
+                make_entity(id=entity_id(1), tenant_id=second),
+                make_entity(id=entity_id(1), tenant_id=first),
+                make_entity(id=entity_id(2), tenant_id=first),
+                make_entity(id=entity_id(2), tenant_id=first, name="Rewritten"),
+            ]
+        )
+        assert await store.tenants() == [first, second]
+        assert (await store.count(first), await store.count(second)) == (2, 1)
+
+    async def test_deletes_merges_and_purges_are_counted(self) -> None:
+        store = self.new_store()
+        assert isinstance(store, TenantCounter)
+        a, b, c = (make_entity(id=entity_id(n)) for n in (1, 2, 3))
+        await store.upsert_entities([a, b, c, make_entity(tenant_id=OTHER_TENANT)])
+        await store.merge_entities(a, [b.id])
+        assert await store.delete_entity(c.id, TENANT)
+        assert await store.count(TENANT) == 1
+        await store.delete_by_tenant(TENANT)
+        assert await store.count(TENANT) == 0
+        assert await store.tenants() == [OTHER_TENANT]
+
+    @pytest.mark.parametrize("bad", [str(TENANT), None])
+    async def test_a_count_of_something_not_a_tenant_id_is_refused(self, bad: object) -> None:
+        store = self.new_store()
+        assert isinstance(store, TenantCounter)
+        with pytest.raises(ValueError, match=r"^tenant_id"):
+            await store.count(bad)  # type: ignore[arg-type]
+
+
+class GraphStoreCompliance(
+    GraphReaderWriterCompliance,
+    GraphMergeCompliance,
+    NameCandidateCompliance,
+    GraphTenantCounterCompliance,
+    LifetimeCompliance,
+):
+    """Every rule of `redstring.ports.GraphStore`; subclass and provide `new_store`."""
+
+    port = GraphStore
+
+    def new_adapter(self) -> GraphStore:
+        return self.new_store()
+
+    def new_store(self) -> GraphStore:
+        raise NotImplementedError
+
+    # -- the edges: ids, bounds, every method at once ---------------------------
 
     @pytest.mark.parametrize("bad", [str(TENANT), TENANT.int, None])
     async def test_a_tenant_id_that_is_not_a_uuid_is_refused_by_every_method(
@@ -582,93 +732,6 @@ class GraphStoreCompliance(LifetimeCompliance):
             (store.neighbors(bad, TENANT), "entity_id"),  # type: ignore[arg-type]
         ]:
             with pytest.raises(ValueError, match=rf"^{argument} must be an? \w+Id"):
-                await call
-
-    async def test_an_entity_with_a_string_id_is_refused_and_the_tenant_still_reads(self) -> None:
-        store = self.new_store()
-        good = make_entity(id=entity_id(2))
-        bad = make_entity(id=entity_id(1)).model_copy(update={"id": str(entity_id(1))})
-        with pytest.raises(ValueError, match=r"^entities\[0\]\.id must be an EntityId"):
-            await store.upsert_entities([bad, good])
-        assert await store.find_entities(TENANT) == []
-        await store.upsert_entity(good)
-        assert await store.find_entities(TENANT) == [good]
-
-    @pytest.mark.parametrize(
-        ("update", "problem"),
-        [
-            ({"confidence": float("nan")}, "confidence"),
-            ({"confidence": float("inf")}, "confidence"),
-            ({"properties": {"n": 2**64}}, "integer outside"),
-            ({"properties": {"n": -(2**63) - 1}}, "integer outside"),
-            ({"name": "Ada\x00"}, "NUL"),
-        ],
-    )
-    async def test_a_refused_entity_before_a_good_one_changes_nothing(
-        self, update: dict[str, Any], problem: str
-    ) -> None:
-        """`model_copy` skips validation, so the store re-checks what it writes."""
-        store = self.new_store()
-        held = make_entity(id=entity_id(3), name="Ada Lovelace")
-        await store.upsert_entity(held)
-        bad = make_entity(id=entity_id(1)).model_copy(update=update)
-        good = make_entity(id=entity_id(2))
-        with pytest.raises(ValueError, match=problem):
-            await store.upsert_entities([bad, good])
-        with pytest.raises(ValueError, match=problem):
-            await store.upsert_entity(held.model_copy(update=update))
-        assert await store.find_entities(TENANT) == [held]
-        assert await store.find_by_blocking_keys([prefix_key(held)], TENANT) == {
-            prefix_key(held): [held]
-        }
-        assert await store.neighbors(held.id, TENANT) == []
-
-    async def test_a_refused_relationship_before_a_good_one_changes_nothing(self) -> None:
-        store = self.new_store()
-        a, b = make_entity(id=entity_id(1)), make_entity(id=entity_id(2))
-        await store.upsert_entities([a, b])
-        bad = make_relationship(a, b).model_copy(update={"confidence": float("nan")})
-        good = make_relationship(b, a)
-        with pytest.raises(ValueError, match=r"relationships\[0\]\.confidence"):
-            await store.upsert_relationships([bad, good])
-        assert await store.get_relationships(a.id, TENANT) == []
-        assert await store.neighbors(a.id, TENANT) == []
-
-    async def test_neighbors_at_the_depth_limit_return_promptly_and_past_it_are_refused(
-        self,
-    ) -> None:
-        store = self.new_store()
-        a, b = make_entity(id=entity_id(1)), make_entity(id=entity_id(2))
-        await store.upsert_entities([a, b])
-        await store.upsert_relationships([make_relationship(a, b), make_relationship(b, a)])
-        assert await store.neighbors(a.id, TENANT, depth=MAX_DEPTH) == [b]
-        for depth in (MAX_DEPTH + 1, 10**9, True, 1.0, "2"):
-            with pytest.raises(ValueError, match=r"^depth must be"):
-                await store.neighbors(a.id, TENANT, depth=depth)  # type: ignore[arg-type]
-
-    @pytest.mark.parametrize("limit", [-1, MAX_LIMIT + 1, 2**64, True, "3", 2.0])
-    async def test_a_limit_out_of_range_or_not_an_integer_is_refused(self, limit: object) -> None:
-        store = self.new_store()
-        with pytest.raises(ValueError, match=r"^limit must be"):
-            await store.find_entities(TENANT, limit=limit)  # type: ignore[arg-type]
-
-    @pytest.mark.parametrize("text", ["Ada\x00", "\ud800", "x" * (MAX_NAME_LENGTH + 1), 7])
-    async def test_an_unstorable_read_filter_is_refused_naming_it(self, text: object) -> None:
-        store = self.new_store()
-        for call, argument in [
-            (store.find_entities(TENANT, name=text), "name"),  # type: ignore[arg-type]
-            (store.find_entities(TENANT, entity_type=text), "entity_type"),  # type: ignore[arg-type]
-            (store.find_by_blocking_keys([text], TENANT), r"keys\[0\]"),  # type: ignore[list-item]
-            (
-                store.get_relationships(
-                    entity_id(1),
-                    TENANT,
-                    relationship_type=text,  # type: ignore[arg-type]
-                ),
-                "relationship_type",
-            ),
-        ]:
-            with pytest.raises(ValueError, match=f"^{argument}"):
                 await call
 
 

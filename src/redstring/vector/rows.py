@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Final, overload
 
 import numpy as np
 
-from redstring.vector.exact import NO_TYPE, rank_rows, row_norms, search_exactly
+from redstring.ports._vector_input import row_norms
+from redstring.vector.exact import NO_TYPE, rank_rows, search_exactly
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection

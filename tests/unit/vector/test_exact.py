@@ -14,13 +14,8 @@ from hypothesis import strategies as st
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import EntityId
 from redstring.domain.vector import Vector
-from redstring.vector.exact import (
-    NO_TYPE,
-    check_query,
-    copy_metadata,
-    row_norms,
-    search_exactly,
-)
+from redstring.ports._vector_input import check_query, row_norms
+from redstring.vector.exact import NO_TYPE, copy_metadata, search_exactly
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -18,9 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from redstring.domain.events import event_from_json, event_to_json
-from redstring.domain.limits import MAX_JSON_INT
-from redstring.domain.validation import check_integer, check_sequence, check_tenant_id
-from redstring.ports.event_log import EVENT_TYPES, EventLog, StoredEvent
+from redstring.ports.event_log import EventLogBase, StoredEvent
 from redstring.ports.lifetime import AsyncClosable
 from redstring.storage.adapters.postgres import (
     DEFAULT_POOL_SIZE,
@@ -55,7 +53,7 @@ _TABLES: Final = (
 )
 
 
-class PostgresEventLog(AsyncClosable, EventLog):
+class PostgresEventLog(AsyncClosable, EventLogBase):
     """An `EventLog` kept in Postgres: durable, shared, and append-only.
 
     Give a `dsn` and the log opens a pool of up to `pool_size` connections on
@@ -120,32 +118,8 @@ class PostgresEventLog(AsyncClosable, EventLog):
             self._ready = True
         return self._client
 
-    async def append(self, event: Event) -> int:
-        """Record the event; return its sequence number, counted from 1.
-
-        Raises:
-            ValueError: the log already holds an event with this `event_id`.
-        """
-        [sequence] = await self.append_many([event])
-        return sequence
-
-    async def append_many(self, events: Sequence[Event]) -> list[int]:
-        """Record every event in order, or none; return their sequence numbers.
-
-        Raises:
-            ValueError: something is not an event, or an `event_id` is already
-                held or repeats within `events`.
-        """
-        batch: list[Event] = list(check_sequence(events, argument="events"))
-        seen: set[object] = set()
-        for index, event in enumerate(batch):
-            if not isinstance(event, EVENT_TYPES):
-                raise ValueError(f"events[{index}] is not an event: {event!r}")
-            if event.event_id in seen:
-                raise ValueError(f"event {event.event_id} appears twice in one batch")
-            seen.add(event.event_id)
-        if not batch:
-            return []
+    async def _append_many(self, events: Sequence[Event]) -> list[int]:
+        batch = list(events)
         bodies = [event_to_json(event) for event in batch]
         client = await self._prepare()
         async with client.transaction() as connection:
@@ -164,15 +138,7 @@ class PostgresEventLog(AsyncClosable, EventLog):
             await connection.execute(self._move_head, sequences[-1])
         return sequences
 
-    async def read(self, *, after: int = 0, tenant_id: TenantId | None = None) -> list[StoredEvent]:
-        """The events numbered above `after`, in order, optionally of one tenant only.
-
-        Raises:
-            ValueError: `after` is negative or not an integer.
-        """
-        check_integer(after, argument="after", minimum=0, maximum=MAX_JSON_INT)
-        if tenant_id is not None:
-            check_tenant_id(tenant_id)
+    async def _read(self, after: int, tenant_id: TenantId | None) -> list[StoredEvent]:
         client = await self._prepare()
         async with client.connection() as connection:
             if tenant_id is None:

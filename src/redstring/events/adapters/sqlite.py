@@ -26,14 +26,10 @@ from redstring.domain.events import (
     event_to_json,
 )
 from redstring.domain.exceptions import StoreError
-from redstring.domain.limits import MAX_JSON_INT
 from redstring.domain.validation import (
-    check_integer,
     check_path,
-    check_sequence,
-    check_tenant_id,
 )
-from redstring.ports.event_log import EVENT_TYPES, EventLog, StoredEvent
+from redstring.ports.event_log import EventLogBase, StoredEvent
 from redstring.ports.lifetime import AsyncClosable
 from redstring.storage.adapters.sqlite import (
     SqliteWorker,
@@ -104,7 +100,7 @@ def _last_sequence(connection: sqlite3.Connection) -> int:
     return int(last)
 
 
-class SqliteEventLog(AsyncClosable, EventLog):
+class SqliteEventLog(AsyncClosable, EventLogBase):
     """An `EventLog` persisted in one SQLite database file, which it may share.
 
     The constructor does no I/O; the file and the `events_` tables are
@@ -153,28 +149,7 @@ class SqliteEventLog(AsyncClosable, EventLog):
     async def _run[T](self, work: Callable[[sqlite3.Connection], T]) -> T:
         return await self._worker.run(work)
 
-    async def append(self, event: Event) -> int:
-        """Record the event; return its sequence number, counted from 1.
-
-        Raises:
-            ValueError: the log already holds an event with this `event_id`.
-        """
-        [sequence] = await self.append_many([event])
-        return sequence
-
-    async def append_many(self, events: Sequence[Event]) -> list[int]:
-        """Record every event in order, in one transaction, or none; return their numbers.
-
-        Raises:
-            ValueError: something is not an event, or an `event_id` is already
-                held or repeats within `events`.
-        """
-        batch = list(check_sequence(events, argument="events"))
-        for index, event in enumerate(batch):
-            if not isinstance(event, EVENT_TYPES):
-                raise ValueError(f"events[{index}] is not an event: {event!r}")
-        if not batch:
-            return []
+    async def _append_many(self, events: Sequence[Event]) -> list[int]:
         rows = [
             (
                 str(event.event_id),
@@ -183,19 +158,15 @@ class SqliteEventLog(AsyncClosable, EventLog):
                 event.version,
                 event_to_json(event),
             )
-            for event in batch
+            for event in events
         ]
 
         def write(connection: sqlite3.Connection) -> list[int]:
             with write_transaction(connection):
                 held = _held_ids(connection, [row[0] for row in rows])
-                seen: set[str] = set()
                 for event_id, *_ in rows:
                     if event_id in held:
                         raise ValueError(f"the log already holds event {event_id}")
-                    if event_id in seen:
-                        raise ValueError(f"event {event_id} appears twice in one batch")
-                    seen.add(event_id)
                 first = _last_sequence(connection) + 1
                 numbers = list(range(first, first + len(rows)))
                 connection.executemany(
@@ -205,15 +176,7 @@ class SqliteEventLog(AsyncClosable, EventLog):
 
         return await self._run(write)
 
-    async def read(self, *, after: int = 0, tenant_id: TenantId | None = None) -> list[StoredEvent]:
-        """Copies of the events numbered above `after`, in order, optionally of one tenant.
-
-        Raises:
-            ValueError: `after` is negative or not an integer.
-        """
-        check_integer(after, argument="after", minimum=0, maximum=MAX_JSON_INT)
-        if tenant_id is not None:
-            check_tenant_id(tenant_id)
+    async def _read(self, after: int, tenant_id: TenantId | None) -> list[StoredEvent]:
         if tenant_id is None:
             sql = "SELECT sequence, body FROM events_log WHERE sequence > ? ORDER BY sequence"
             parameters: tuple[object, ...] = (after,)

@@ -26,31 +26,16 @@ from typing import TYPE_CHECKING, Final, cast
 from redstring.domain.entity import Entity
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.json_safety import copy_json
-from redstring.domain.merging import check_merge, repoint
+from redstring.domain.merging import repoint
 from redstring.domain.names import (
-    NAME_CANDIDATE_LIMIT,
     entity_name_units,
     entity_name_words,
-    query_name_units,
 )
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
-from redstring.domain.validation import (
-    check_depth,
-    check_entities,
-    check_entity_id,
-    check_entity_ids,
-    check_limit,
-    check_names,
-    check_optional_limit,
-    check_optional_name,
-    check_relationship_id,
-    check_relationships,
-    check_tenant_id,
-)
 from redstring.graph.name_index import UnitPostings
 from redstring.graph.stored import copy_entity
-from redstring.ports.graph_store import GraphStore, SharedNameCandidateReader
+from redstring.ports.graph_store import LendingGraphStoreBase
 from redstring.ports.lifetime import AsyncClosable
 
 if TYPE_CHECKING:
@@ -287,7 +272,7 @@ class _Tenant:
         return True
 
 
-class InMemoryGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
+class InMemoryGraphStore(AsyncClosable, LendingGraphStoreBase):
     """A `GraphStore` held in process memory, for tests and small jobs.
 
     Keyed `(tenant_id, id)`; reads return copies; a batch is validated whole
@@ -309,11 +294,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
 
     # -- writes ---------------------------------------------------------------
 
-    async def upsert_entity(self, entity: Entity) -> None:
-        """Store a copy of `entity`, replacing any with the same `(tenant_id, id)`."""
-        await self.upsert_entities([entity])
-
-    async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+    async def _upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Store a copy of each entity; a later one with the same key wins."""
         # Grouped by tenant, a later entity with the same id replacing an
         # earlier one, so that each tenant indexes its batch in one go. Most
@@ -323,7 +304,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
         tenant_key, batch = -1, {}
         fields: set[str] | None = None
         shared = set[str]()
-        for entity in check_entities(entities):
+        for entity in entities:
             if entity.__pydantic_fields_set__ != fields:
                 fields = entity.__pydantic_fields_set__
                 shared = self._shared_fields(fields)
@@ -346,13 +327,9 @@ class InMemoryGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
             shared = self._fields_sets[key] = set(key)
         return shared
 
-    async def upsert_relationship(self, relationship: Relationship) -> None:
-        """Store the relationship; `MissingEntityError` if an endpoint is absent."""
-        await self.upsert_relationships([relationship])
-
-    async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+    async def _upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
         """Store every relationship, or none if any endpoint is absent from its tenant."""
-        for relationship in check_relationships(relationships):
+        for relationship in relationships:
             tenant = self._tenants.get(relationship.tenant_id)
             for endpoint in (relationship.source_entity_id, relationship.target_entity_id):
                 if tenant is None or endpoint not in tenant:
@@ -360,10 +337,7 @@ class InMemoryGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
         for relationship in relationships:
             self._tenant(relationship.tenant_id).put_relationship(_copy_relationship(relationship))
 
-    async def merge_entities(self, canonical: Entity, merged_ids: Sequence[EntityId]) -> None:
-        """Absorb `merged_ids` into `canonical`; see `GraphMerge.merge_entities`."""
-        [canonical] = check_entities([canonical], argument="canonical")
-        merged = check_merge(canonical.id, merged_ids)
+    async def _merge_entities(self, canonical: Entity, merged: list[EntityId]) -> None:
         tenant = self._tenant(canonical.tenant_id)
         if canonical.id in tenant.redirects:
             raise ValueError(f"canonical {canonical.id} is itself merged into another entity")
@@ -381,40 +355,37 @@ class InMemoryGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
             tenant.remove_entity(entity_id)
             tenant.redirects[entity_id] = canonical.id
 
-    async def unmerge_entities(self, merged_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
-        """Forget that `merged_ids` resolve elsewhere; see `GraphMerge.unmerge_entities`."""
-        check_entity_ids(merged_ids, argument="merged_ids"), check_tenant_id(tenant_id)
+    async def _unmerge_entities(self, merged_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
         tenant = self._tenants.get(tenant_id)
         for entity_id in merged_ids:
             if tenant is not None:
                 tenant.redirects.pop(entity_id, None)
 
-    async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
-        """Remove the entity, its keys and its relationships; `True` if it was there."""
-        check_entity_id(entity_id), check_tenant_id(tenant_id)
+    async def _delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
         tenant = self._tenants.get(tenant_id)
         return tenant is not None and tenant.remove_entity(entity_id)
 
-    async def delete_by_tenant(self, tenant_id: TenantId) -> int:
-        """Remove the tenant entirely; return how many entities it held."""
-        check_tenant_id(tenant_id)
+    async def _delete_by_tenant(self, tenant_id: TenantId) -> int:
         tenant = self._tenants.pop(tenant_id, None)
         return 0 if tenant is None else len(tenant.entities)
 
     # -- reads ----------------------------------------------------------------
 
-    async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
-        """A copy of the entity (the canonical one for a merged id), or `None`."""
-        check_entity_id(entity_id), check_tenant_id(tenant_id)
+    async def _held_tenants(self) -> list[TenantId]:
+        return sorted((key for key, held in self._tenants.items() if held.entities), key=str)
+
+    async def _count(self, tenant_id: TenantId) -> int:
+        tenant = self._tenants.get(tenant_id)
+        return 0 if tenant is None else len(tenant.entities)
+
+    async def _get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
         tenant = self._tenants.get(tenant_id)
         entity = None if tenant is None else tenant.get(entity_id)
         return None if entity is None else copy_entity(entity)
 
-    async def get_entities(
+    async def _get_entities(
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId
     ) -> list[Entity]:
-        """Copies of the entities held among `entity_ids` (merged ids followed), each once."""
-        check_entity_ids(entity_ids), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
@@ -427,18 +398,9 @@ class InMemoryGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
                 found[key] = copy_entity(entity)
         return list(found.values())
 
-    async def find_entities(
-        self,
-        tenant_id: TenantId,
-        *,
-        name: str | None = None,
-        entity_type: str | None = None,
-        limit: int | None = None,
+    async def _find_entities(
+        self, tenant_id: TenantId, name: str | None, entity_type: str | None, limit: int | None
     ) -> list[Entity]:
-        """Entities matching the normalized `name` and/or exact `entity_type`, by id."""
-        check_tenant_id(tenant_id), check_optional_limit(limit)
-        check_optional_name(name, argument="name")
-        check_optional_name(entity_type, argument="entity_type")
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
@@ -454,15 +416,9 @@ class InMemoryGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
         )
         return [copy_entity(entity) for entity in matches[:limit]]
 
-    async def find_by_blocking_key(self, key: str, tenant_id: TenantId) -> list[Entity]:
-        """Copies of every entity carrying `key`, ordered by `str(id)`."""
-        return (await self.find_by_blocking_keys([key], tenant_id))[key]
-
-    async def find_by_blocking_keys(
+    async def _find_by_blocking_keys(
         self, keys: Sequence[str], tenant_id: TenantId
     ) -> dict[str, list[Entity]]:
-        """Copies of the entities under each requested key; every key is present."""
-        check_names(keys, argument="keys"), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return {key: [] for key in keys}
@@ -472,62 +428,38 @@ class InMemoryGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
             result[key] = [copy_entity(entity) for entity in _by_id_string(held)]
         return result
 
-    async def resolve(
-        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    async def _resolve(
+        self, requested: Sequence[EntityId], tenant_id: TenantId
     ) -> dict[EntityId, EntityId]:
-        """Each id's canonical id; itself when it was never merged."""
-        requested = check_entity_ids(entity_ids)
-        check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         if tenant is None or not tenant.redirects:
             return dict(zip(requested, requested, strict=True))
         return {entity_id: tenant.resolve(entity_id) for entity_id in requested}
 
-    async def find_name_candidates(
-        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    async def _find_name_candidates(
+        self, units: list[str], tenant_id: TenantId, limit: int
     ) -> list[Entity]:
-        """Copies of the entities sharing the most name units with `query`, best first.
-
-        See `NameCandidateReader.find_name_candidates` for the contract.
-        """
-        shared = await self.find_shared_name_candidates(query, tenant_id, limit=limit)
+        shared = await self._find_shared_name_candidates(units, tenant_id, limit)
         return [copy_entity(entity) for entity in shared]
 
-    async def find_shared_name_candidates(
-        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    async def _find_shared_name_candidates(
+        self, units: list[str], tenant_id: TenantId, limit: int
     ) -> list[Entity]:
-        """The stored entities `find_name_candidates` would copy, lent to a caller that only reads.
-
-        See `SharedNameCandidateReader.find_shared_name_candidates`: change
-        none of them, and hand out only copies.
-        """
-        check_tenant_id(tenant_id)
-        check_limit(limit)
-        units = query_name_units(query)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
         return tenant.names.find(units, limit)
 
-    async def get_relationship(
+    async def _get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId
     ) -> Relationship | None:
-        """A copy of the relationship, or `None`."""
-        check_relationship_id(relationship_id), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
         relationship = None if tenant is None else tenant.relationships.get(relationship_id)
         return None if relationship is None else _copy_relationship(relationship)
 
-    async def get_relationships(
-        self,
-        entity_id: EntityId,
-        tenant_id: TenantId,
-        *,
-        relationship_type: str | None = None,
+    async def _get_relationships(
+        self, entity_id: EntityId, tenant_id: TenantId, relationship_type: str | None
     ) -> list[Relationship]:
-        """Copies of the relationships touching the entity, ordered by `str(id)`."""
-        check_entity_id(entity_id), check_tenant_id(tenant_id)
-        check_optional_name(relationship_type, argument="relationship_type")
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
@@ -541,11 +473,9 @@ class InMemoryGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
             if relationship_type is None or relationship.relationship_type == relationship_type
         ]
 
-    async def neighbors(
-        self, entity_id: EntityId, tenant_id: TenantId, *, depth: int = 1
+    async def _neighbors(
+        self, entity_id: EntityId, tenant_id: TenantId, depth: int
     ) -> list[Entity]:
-        """Copies of the entities within `depth` hops, by hop count then `str(id)`."""
-        check_entity_id(entity_id), check_tenant_id(tenant_id), check_depth(depth)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []

@@ -23,39 +23,24 @@ bound parameter. Needs the `postgres` extra. Design: ADRs 0031 and 0037.
 
 from __future__ import annotations
 
-import asyncio
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.limits import MAX_CACHE_SIZE
-from redstring.domain.merging import check_merge
-from redstring.domain.names import (
-    NAME_CANDIDATE_LIMIT,
-    query_name_units,
-)
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
 from redstring.domain.validation import (
-    check_depth,
-    check_entities,
-    check_entity_id,
-    check_entity_ids,
     check_integer,
-    check_limit,
-    check_names,
-    check_optional_limit,
-    check_optional_name,
-    check_relationship_id,
-    check_relationships,
-    check_tenant_id,
 )
+from redstring.graph.adapters._postgres_sql import TABLES, Sql
 from redstring.graph.name_index import NameIndex
 from redstring.graph.stored import copy_entity, entity_from_json
-from redstring.ports.graph_store import GraphStore, SharedNameCandidateReader
+from redstring.ports.graph_store import LendingGraphStoreBase
 from redstring.ports.lifetime import AsyncClosable
+from redstring.storage.adapters._replica import ReplicaSql, RevisionCache, TenantReplicas
 from redstring.storage.adapters.postgres import (
     DEFAULT_POOL_SIZE,
     DEFAULT_SCHEMA,
@@ -76,233 +61,6 @@ _COMPONENT: Final = "graph"
 #: Rows sent in one statement of a batch; the batch is still one transaction.
 _CHUNK: Final = 5_000
 
-_TABLES: Final = (
-    "CREATE SEQUENCE {schema}.graph_entity_revisions",
-    """CREATE TABLE {schema}.graph_entities (
-        tenant_id uuid NOT NULL,
-        id uuid NOT NULL,
-        normalized_name text NOT NULL,
-        entity_type text NOT NULL,
-        body text NOT NULL,
-        revision bigint NOT NULL DEFAULT nextval('{schema}.graph_entity_revisions'),
-        PRIMARY KEY (tenant_id, id)
-    )""",
-    """CREATE INDEX graph_entities_by_name
-        ON {schema}.graph_entities (tenant_id, normalized_name, id)""",
-    """CREATE INDEX graph_entities_by_type
-        ON {schema}.graph_entities (tenant_id, entity_type, id)""",
-    """CREATE TABLE {schema}.graph_entity_keys (
-        tenant_id uuid NOT NULL,
-        key text NOT NULL,
-        entity_id uuid NOT NULL,
-        PRIMARY KEY (tenant_id, key, entity_id)
-    )""",
-    """CREATE TABLE {schema}.graph_relationships (
-        tenant_id uuid NOT NULL,
-        id uuid NOT NULL,
-        source_entity_id uuid NOT NULL,
-        target_entity_id uuid NOT NULL,
-        relationship_type text NOT NULL,
-        body text NOT NULL,
-        PRIMARY KEY (tenant_id, id)
-    )""",
-    """CREATE INDEX graph_relationships_by_source
-        ON {schema}.graph_relationships (tenant_id, source_entity_id)""",
-    """CREATE INDEX graph_relationships_by_target
-        ON {schema}.graph_relationships (tenant_id, target_entity_id)""",
-    """CREATE INDEX graph_entities_by_revision
-        ON {schema}.graph_entities (tenant_id, revision)""",
-    """CREATE TABLE {schema}.graph_tenants (
-        tenant_id uuid PRIMARY KEY,
-        generation bigint NOT NULL DEFAULT 0,
-        reset bigint NOT NULL DEFAULT 0
-    )""",
-    """CREATE TABLE {schema}.graph_deletions (
-        tenant_id uuid NOT NULL,
-        entity_id uuid NOT NULL,
-        revision bigint NOT NULL,
-        PRIMARY KEY (tenant_id, entity_id)
-    )""",
-    """CREATE TABLE {schema}.graph_merges (
-        tenant_id uuid NOT NULL,
-        merged_id uuid NOT NULL,
-        canonical_id uuid NOT NULL,
-        PRIMARY KEY (tenant_id, merged_id)
-    )""",
-)
-#: How many merges of merges `resolve` follows at most: a guard, never reached
-#: by chains merges can make (a canonical id is never itself merged away).
-_MAX_MERGE_HOPS: Final = 64
-
-
-class _Sql:
-    """Every statement the store runs, with its schema filled in once."""
-
-    def __init__(self, schema: str) -> None:
-        s = f'"{schema}"'
-        # Per tenant, with `= ANY`: a join against `unnest` gets a generic plan
-        # after five runs that scans the whole table once per row.
-        self.delete_keys = f"""
-            DELETE FROM {s}.graph_entity_keys
-            WHERE tenant_id = $1 AND entity_id = ANY($2::uuid[])"""
-        self.upsert_entities = f"""
-            INSERT INTO {s}.graph_entities (tenant_id, id, normalized_name, entity_type, body)
-            SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[])
-            ON CONFLICT (tenant_id, id) DO UPDATE SET
-                normalized_name = excluded.normalized_name,
-                entity_type = excluded.entity_type,
-                body = excluded.body,
-                revision = excluded.revision"""  # a fresh nextval, the column default
-        sequence = f"{s}.graph_entity_revisions"
-        # Writers of one tenant take turns on its row, so its revisions commit in order.
-        self.lock_tenant = f"""
-            INSERT INTO {s}.graph_tenants (tenant_id) VALUES ($1)
-            ON CONFLICT (tenant_id) DO UPDATE SET generation = {s}.graph_tenants.generation"""
-        self.bump = f"""
-            UPDATE {s}.graph_tenants SET generation = nextval('{sequence}')
-            WHERE tenant_id = $1"""
-        self.purge_generation = f"""
-            UPDATE {s}.graph_tenants SET generation = fresh.value, reset = fresh.value
-            FROM (SELECT nextval('{sequence}') AS value) AS fresh WHERE tenant_id = $1"""
-        self.count_entities = (
-            f"SELECT tenant_id, count(*) FROM {s}.graph_entities GROUP BY tenant_id"
-        )
-        self.count_relationships = (
-            f"SELECT tenant_id, count(*) FROM {s}.graph_relationships GROUP BY tenant_id"
-        )
-        self.generation = f"SELECT generation, reset FROM {s}.graph_tenants WHERE tenant_id = $1"
-        self.forget_deletions = f"""
-            DELETE FROM {s}.graph_deletions
-            WHERE tenant_id = $1 AND entity_id = ANY($2::uuid[])"""
-        self.record_deletions = f"""
-            INSERT INTO {s}.graph_deletions (tenant_id, entity_id, revision)
-            SELECT $1, gone, nextval('{sequence}') FROM unnest($2::uuid[]) AS deleted (gone)
-            ON CONFLICT (tenant_id, entity_id) DO UPDATE SET revision = excluded.revision"""
-        self.rows_since = f"""
-            SELECT id, revision, body FROM {s}.graph_entities
-            WHERE tenant_id = $1 AND revision > $2"""
-        self.deletions_since = f"""
-            SELECT entity_id FROM {s}.graph_deletions WHERE tenant_id = $1 AND revision > $2"""
-        self.insert_keys = f"""
-            INSERT INTO {s}.graph_entity_keys (tenant_id, key, entity_id)
-            SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[])"""
-        self.held_endpoints = f"""
-            SELECT id FROM {s}.graph_entities
-            WHERE tenant_id = $1 AND id = ANY($2::uuid[])
-            FOR KEY SHARE"""
-        self.upsert_relationships = f"""
-            INSERT INTO {s}.graph_relationships
-                (tenant_id, id, source_entity_id, target_entity_id, relationship_type, body)
-            SELECT * FROM unnest(
-                $1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[])
-            ON CONFLICT (tenant_id, id) DO UPDATE SET
-                source_entity_id = excluded.source_entity_id,
-                target_entity_id = excluded.target_entity_id,
-                relationship_type = excluded.relationship_type,
-                body = excluded.body"""
-        self.delete_tenant = (
-            f"DELETE FROM {s}.graph_merges WHERE tenant_id = $1",
-            f"DELETE FROM {s}.graph_deletions WHERE tenant_id = $1",
-            f"DELETE FROM {s}.graph_relationships WHERE tenant_id = $1",
-            f"DELETE FROM {s}.graph_entity_keys WHERE tenant_id = $1",
-        )
-        self.delete_tenant_entities = f"DELETE FROM {s}.graph_entities WHERE tenant_id = $1"
-        self.lock_entity = (
-            f"SELECT 1 FROM {s}.graph_entities WHERE tenant_id = $1 AND id = $2 FOR UPDATE"
-        )
-        self.delete_entity = (
-            f"""DELETE FROM {s}.graph_relationships
-            WHERE tenant_id = $1 AND (source_entity_id = $2 OR target_entity_id = $2)""",
-            f"DELETE FROM {s}.graph_entity_keys WHERE tenant_id = $1 AND entity_id = $2",
-            f"DELETE FROM {s}.graph_entities WHERE tenant_id = $1 AND id = $2",
-        )
-        self.entities_by_id = (
-            f"SELECT body FROM {s}.graph_entities WHERE tenant_id = $1 AND id = ANY($2::uuid[])"
-        )
-        # Each requested id with the end of its chain of merges (itself if none).
-        self.resolve = f"""
-            WITH RECURSIVE chain (start, current, hops) AS (
-                SELECT id, id, 0 FROM unnest($2::uuid[]) AS requested (id)
-                UNION ALL
-                SELECT c.start, m.canonical_id, c.hops + 1
-                FROM chain AS c JOIN {s}.graph_merges AS m
-                  ON m.tenant_id = $1 AND m.merged_id = c.current
-                WHERE c.hops < {_MAX_MERGE_HOPS}
-            )
-            SELECT DISTINCT ON (start) start, current FROM chain ORDER BY start, hops DESC"""
-        self.resolved_entities = f"""
-            WITH RECURSIVE chain (start, current, hops) AS (
-                SELECT id, id, 0 FROM unnest($2::uuid[]) AS requested (id)
-                UNION ALL
-                SELECT c.start, m.canonical_id, c.hops + 1
-                FROM chain AS c JOIN {s}.graph_merges AS m
-                  ON m.tenant_id = $1 AND m.merged_id = c.current
-                WHERE c.hops < {_MAX_MERGE_HOPS}
-            ), ends AS (
-                SELECT DISTINCT ON (start) current FROM chain ORDER BY start, hops DESC
-            )
-            SELECT body FROM {s}.graph_entities
-            WHERE tenant_id = $1 AND id IN (SELECT current FROM ends)"""
-        self.touching = f"""
-            SELECT body FROM {s}.graph_relationships
-            WHERE tenant_id = $1
-              AND (source_entity_id = ANY($2::uuid[]) OR target_entity_id = ANY($2::uuid[]))"""
-        self.drop_absorbed = (
-            self.delete_keys,
-            f"DELETE FROM {s}.graph_entities WHERE tenant_id = $1 AND id = ANY($2::uuid[])",
-        )
-        self.record_merges = f"""
-            INSERT INTO {s}.graph_merges (tenant_id, merged_id, canonical_id)
-            SELECT $1, merged_id, $3 FROM unnest($2::uuid[]) AS absorbed (merged_id)
-            ON CONFLICT (tenant_id, merged_id) DO UPDATE SET canonical_id = excluded.canonical_id"""
-        self.unmerge = (
-            f"DELETE FROM {s}.graph_merges WHERE tenant_id = $1 AND merged_id = ANY($2::uuid[])"
-        )
-        # One statement per filter combination, so each is planned for its own index.
-        select = f"SELECT body FROM {s}.graph_entities WHERE tenant_id = $1"
-        self.find_entities = {
-            (False, False): f"{select} ORDER BY id LIMIT $2",
-            (True, False): f"{select} AND normalized_name = $2 ORDER BY id LIMIT $3",
-            (False, True): f"{select} AND entity_type = $2 ORDER BY id LIMIT $3",
-            (True, True): (
-                f"{select} AND normalized_name = $2 AND entity_type = $3 ORDER BY id LIMIT $4"
-            ),
-        }
-        self.by_keys = f"""
-            SELECT k.key, e.id, e.revision FROM {s}.graph_entity_keys AS k
-            JOIN {s}.graph_entities AS e ON e.tenant_id = k.tenant_id AND e.id = k.entity_id
-            WHERE k.tenant_id = $1 AND k.key = ANY($2::text[])
-            ORDER BY k.entity_id"""
-        self.revisions_by_id = f"""
-            SELECT id, revision, body FROM {s}.graph_entities
-            WHERE tenant_id = $1 AND id = ANY($2::uuid[])"""
-        # The tenant's generation on every row, and at least one row, from one snapshot.
-        self.generation_and_rows = f"""
-            SELECT (SELECT generation FROM {s}.graph_tenants WHERE tenant_id = $1),
-                   e.id, e.revision, e.body
-            FROM (SELECT) AS one
-            LEFT JOIN {s}.graph_entities AS e ON e.tenant_id = $1 AND e.id = ANY($2::uuid[])"""
-        self.relationship = (
-            f"SELECT body FROM {s}.graph_relationships WHERE tenant_id = $1 AND id = $2"
-        )
-        # UNION, not UNION ALL: a self-loop matches both halves and is returned once.
-        self.relationships = f"""
-            SELECT id, body FROM (
-                SELECT id, body FROM {s}.graph_relationships
-                WHERE tenant_id = $1 AND source_entity_id = $2
-                  AND ($3::text IS NULL OR relationship_type = $3)
-                UNION
-                SELECT id, body FROM {s}.graph_relationships
-                WHERE tenant_id = $1 AND target_entity_id = $2
-                  AND ($3::text IS NULL OR relationship_type = $3)
-            ) AS both_ends ORDER BY id"""
-        self.step = f"""
-            SELECT source_entity_id, target_entity_id FROM {s}.graph_relationships
-            WHERE tenant_id = $1 AND source_entity_id = ANY($2::uuid[])
-            UNION ALL
-            SELECT source_entity_id, target_entity_id FROM {s}.graph_relationships
-            WHERE tenant_id = $1 AND target_entity_id = ANY($2::uuid[])"""
-
 
 #: How many parsed entities a store keeps for its blocking-key reads by default.
 DEFAULT_CACHE_SIZE: Final = 200_000
@@ -312,7 +70,7 @@ def _chunks[T](items: Sequence[T]) -> list[Sequence[T]]:
     return [items[start : start + _CHUNK] for start in range(0, len(items), _CHUNK)]
 
 
-class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
+class PostgresGraphStore(AsyncClosable, LendingGraphStoreBase):
     """A `GraphStore` kept in Postgres, shared by every process that opens it.
 
     Give a `dsn` (a `postgresql://` URL or a libpq keyword string) and the
@@ -364,14 +122,15 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
             read_only=read_only,
         )
         check_integer(cache_size, argument="cache_size", minimum=0, maximum=MAX_CACHE_SIZE)
-        self._sql = _Sql(self._client.schema)
+        self._sql = Sql(self._client.schema)
         self._ready = False
-        self._cache_size = cache_size
-        # Oldest first; `popitem(last=False)` forgets one in constant time, where a
-        # dict's first key is found by a scan past every slot emptied since it grew.
-        self._held: OrderedDict[tuple[TenantId, EntityId], tuple[int, Entity]] = OrderedDict()
-        self._names: dict[TenantId, tuple[int, NameIndex]] = {}
-        self._refreshing: dict[TenantId, asyncio.Lock] = {}
+        self._held: RevisionCache[tuple[TenantId, EntityId], Entity] = RevisionCache(cache_size)
+        self._names: TenantReplicas[NameIndex] = TenantReplicas(
+            empty=NameIndex, apply=self._apply_names
+        )
+        self._replica_sql = ReplicaSql(
+            self._sql.generation, self._sql.rows_since, self._sql.deletions_since
+        )
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
@@ -388,7 +147,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
 
     async def _prepare(self) -> PostgresClient:
         if not self._ready:
-            await self._client.ensure_tables(_COMPONENT, SCHEMA_VERSION, _TABLES)
+            await self._client.ensure_tables(_COMPONENT, SCHEMA_VERSION, TABLES)
             self._ready = True
         return self._client
 
@@ -399,16 +158,9 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
 
     # -- writes ---------------------------------------------------------------
 
-    async def upsert_entity(self, entity: Entity) -> None:
-        """Store the entity, replacing any with the same `(tenant_id, id)` and its keys."""
-        await self.upsert_entities([entity])
-
-    async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+    async def _upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Store every entity in one transaction; a later one with the same key wins."""
-        batch = check_entities(entities)
-        latest = list({(entity.tenant_id, entity.id): entity for entity in batch}.values())
-        if not latest:
-            return
+        latest = list({(entity.tenant_id, entity.id): entity for entity in entities}.values())
         latest.sort(key=lambda entity: (str(entity.tenant_id), str(entity.id)))
         tenants = sorted({entity.tenant_id for entity in latest}, key=str)
         client = await self._prepare()
@@ -446,15 +198,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
             key_tenants, keys, key_ids = zip(*keyed, strict=True)
             await connection.execute(self._sql.insert_keys, key_tenants, keys, key_ids)
 
-    async def upsert_relationship(self, relationship: Relationship) -> None:
-        """Store the relationship.
-
-        Raises:
-            MissingEntityError: an endpoint is not in the relationship's tenant.
-        """
-        await self.upsert_relationships([relationship])
-
-    async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+    async def _upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
         """Store every relationship in one transaction, or none of them.
 
         Endpoints are checked inside the transaction and locked against a
@@ -464,13 +208,10 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
             MissingEntityError: some endpoint is not in its relationship's
                 tenant; it names the first such endpoint in batch order.
         """
-        batch = check_relationships(relationships)
-        latest = list({(each.tenant_id, each.id): each for each in batch}.values())
-        if not latest:
-            return
+        latest = list({(each.tenant_id, each.id): each for each in relationships}.values())
         client = await self._prepare()
         async with client.transaction() as connection:
-            await self._check_endpoints(connection, batch)
+            await self._check_endpoints(connection, relationships)
             for chunk in _chunks(latest):
                 await connection.execute(
                     self._sql.upsert_relationships,
@@ -498,14 +239,13 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
                 if (each.tenant_id, end) not in held:
                     raise MissingEntityError(entity_id=end, tenant_id=each.tenant_id)
 
-    async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
+    async def _delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
         """Remove the entity, its keys and every relationship with it at either end.
 
         Only `tenant_id`'s entity is touched. The entity's row is locked first,
         so a relationship written to it concurrently either lands before and
         is removed with it, or finds it gone. `True` if the tenant held it.
         """
-        check_entity_id(entity_id), check_tenant_id(tenant_id)
         client = await self._prepare()
         async with client.transaction() as connection:
             await connection.execute(self._sql.lock_tenant, tenant_id)
@@ -515,10 +255,10 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
                 await connection.execute(statement, tenant_id, entity_id)
             await connection.execute(self._sql.record_deletions, tenant_id, [entity_id])
             await connection.execute(self._sql.bump, tenant_id)
-        self._held.pop((tenant_id, entity_id), None)
+        self._held.forget((tenant_id, entity_id))
         return True
 
-    async def merge_entities(self, canonical: Entity, merged_ids: Sequence[EntityId]) -> None:
+    async def _merge_entities(self, canonical: Entity, merged_ids: list[EntityId]) -> None:
         """Absorb `merged_ids` into `canonical`, in one transaction.
 
         Stores `canonical`, points every relationship touching a merged entity
@@ -533,8 +273,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
             MissingEntityError: a merged id is neither held nor merged into
                 `canonical`. Nothing is written.
         """
-        [entity] = check_entities([canonical], argument="canonical")
-        merged = check_merge(entity.id, merged_ids)
+        entity, merged = canonical, merged_ids
         tenant_id = entity.tenant_id
         client = await self._prepare()
         async with client.transaction() as connection:
@@ -564,7 +303,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
                 await connection.execute(self._sql.record_deletions, tenant_id, absorbed)
             await connection.execute(self._sql.bump, tenant_id)
         for entity_id in merged:
-            self._held.pop((tenant_id, entity_id), None)
+            self._held.forget((tenant_id, entity_id))
 
     async def _absorb(
         self, connection: Connection, canonical: Entity, absorbed: list[EntityId]
@@ -600,22 +339,18 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
             await connection.execute(statement, tenant_id, absorbed)
         await connection.execute(self._sql.record_merges, tenant_id, absorbed, canonical.id)
 
-    async def unmerge_entities(self, merged_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+    async def _unmerge_entities(self, merged_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
         """Forget that `merged_ids` resolve elsewhere; ids not merged are ignored.
 
         Restores nothing else: the caller writes back the entities and the
         relationships as they were.
         """
-        check_tenant_id(tenant_id)
-        ids = list(check_entity_ids(merged_ids, argument="merged_ids"))
-        if ids:
-            client = await self._prepare()
-            async with client.connection() as connection:
-                await connection.execute(self._sql.unmerge, tenant_id, ids)
+        client = await self._prepare()
+        async with client.connection() as connection:
+            await connection.execute(self._sql.unmerge, tenant_id, list(merged_ids))
 
-    async def delete_by_tenant(self, tenant_id: TenantId) -> int:
+    async def _delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove every entity, key and relationship of the tenant; return the entity count."""
-        check_tenant_id(tenant_id)
         client = await self._prepare()
         async with client.transaction() as connection:
             await connection.execute(self._sql.lock_tenant, tenant_id)
@@ -640,54 +375,37 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
             for tenant, count in entities
         }
 
-    async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
-        """The entity, or `None` when the tenant holds no such id."""
-        check_entity_id(entity_id)
-        found = await self.get_entities([entity_id], tenant_id)
-        return found[0] if found else None
+    async def _held_tenants(self) -> list[TenantId]:
+        rows = await self._fetch(self._sql.held_tenants)
+        return [TenantId(UUID(bytes=row[0].bytes)) for row in rows]
 
-    async def get_entities(
+    async def _count(self, tenant_id: TenantId) -> int:
+        return int((await self._fetch(self._sql.count_tenant, tenant_id))[0][0])
+
+    async def _get_entities(
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId
     ) -> list[Entity]:
         """The held entities among `entity_ids`, each once, in unspecified order."""
-        check_entity_ids(entity_ids), check_tenant_id(tenant_id)
         ids = list(dict.fromkeys(entity_ids))
-        if not ids:
-            return []
         rows = await self._fetch(self._sql.resolved_entities, tenant_id, ids)
         return [entity_from_json(row[0]) for row in rows]
 
-    async def resolve(
+    async def _resolve(
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId
     ) -> dict[EntityId, EntityId]:
         """Each requested id's canonical id, following merges of merges; itself if none.
 
         Every requested id is a key; one statement answers them all.
         """
-        ids = list(dict.fromkeys(check_entity_ids(entity_ids)))
-        check_tenant_id(tenant_id)
-        if not ids:
-            return {}
+        ids = list(dict.fromkeys(entity_ids))
         rows = await self._fetch(self._sql.resolve, tenant_id, ids)
         ends = {row[0]: EntityId(UUID(bytes=row[1].bytes)) for row in rows}
         return {EntityId(entity_id): ends[entity_id] for entity_id in ids}
 
-    async def find_entities(
-        self,
-        tenant_id: TenantId,
-        *,
-        name: str | None = None,
-        entity_type: str | None = None,
-        limit: int | None = None,
+    async def _find_entities(
+        self, tenant_id: TenantId, name: str | None, entity_type: str | None, limit: int | None
     ) -> list[Entity]:
-        """Entities matching the normalized `name` and/or exact `entity_type`, by `str(id)`.
-
-        Raises:
-            ValueError: `limit` is negative.
-        """
-        check_tenant_id(tenant_id), check_optional_limit(limit)
-        check_optional_name(name, argument="name")
-        check_optional_name(entity_type, argument="entity_type")
+        """Entities matching the normalized `name` and/or exact `entity_type`, by `str(id)`."""
         filters = [value for value in (name, entity_type) if value is not None]
         if name is not None:
             filters[0] = normalize_name(name)
@@ -695,11 +413,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
         rows = await self._fetch(statement, tenant_id, *filters, limit)
         return [entity_from_json(row[0]) for row in rows]
 
-    async def find_by_blocking_key(self, key: str, tenant_id: TenantId) -> list[Entity]:
-        """Every entity of the tenant carrying `key`, ordered by `str(id)`."""
-        return (await self.find_by_blocking_keys([key], tenant_id))[key]
-
-    async def find_by_blocking_keys(
+    async def _find_by_blocking_keys(
         self, keys: Sequence[str], tenant_id: TenantId
     ) -> dict[str, list[Entity]]:
         """Entities per requested key, from one indexed query.
@@ -708,11 +422,7 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
         entity carrying several requested keys appears under each, as a
         separate object. Within a key, entities are ordered by `str(id)`.
         """
-        requested = list(check_names(keys, argument="keys"))
-        check_tenant_id(tenant_id)
-        result: dict[str, list[Entity]] = {key: [] for key in requested}
-        if not result:
-            return result
+        result: dict[str, list[Entity]] = {key: [] for key in keys}
         rows = await self._fetch(self._sql.by_keys, tenant_id, list(result))
         found = self._held_at(tenant_id, rows)
         if len(found) < len({row[1] for row in rows}):
@@ -727,9 +437,9 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
         """The held entities of `rows` whose revision is the row's."""
         found: dict[EntityId, Entity] = {}
         for _, entity_id, revision in rows:
-            held = self._held.get((tenant_id, entity_id))
-            if held is not None and held[0] == revision:
-                found[entity_id] = held[1]
+            held = self._held.get((tenant_id, entity_id), revision)
+            if held is not None:
+                found[entity_id] = held
         return found
 
     async def _fetch_missing(
@@ -751,62 +461,44 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
             fetched = await connection.fetch(self._sql.revisions_by_id, tenant_id, missing)
         for entity_id, revision, body in fetched:
             found[entity_id] = entity_from_json(body)
-            self._hold(tenant_id, entity_id, revision, found[entity_id])
+            self._held.put((tenant_id, entity_id), revision, found[entity_id])
         return rows, found
 
     def _parsed(self, tenant_id: TenantId, entity_id: EntityId, revision: int, body: str) -> Entity:
         """The entity `body` holds, parsed unless it is held at `revision` already."""
-        held = self._held.get((tenant_id, entity_id))
-        if held is not None and held[0] == revision:
-            return held[1]
+        held = self._held.get((tenant_id, entity_id), revision)
+        if held is not None:
+            return held
         entity = entity_from_json(body)
-        self._hold(tenant_id, entity_id, revision, entity)
+        self._held.put((tenant_id, entity_id), revision, entity)
         return entity
 
-    def _hold(
-        self, tenant_id: TenantId, entity_id: EntityId, revision: int, entity: Entity
-    ) -> None:
-        """Keep a parsed entity at its revision, forgetting the oldest past `cache_size`."""
-        held = self._held
-        held[tenant_id, entity_id] = (revision, entity)
-        held.move_to_end((tenant_id, entity_id))
-        while len(held) > self._cache_size:
-            held.popitem(last=False)
-
-    async def find_name_candidates(
-        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    async def _find_name_candidates(
+        self, units: list[str], tenant_id: TenantId, limit: int
     ) -> list[Entity]:
-        """The entities sharing the most name units with `query`, best first.
+        """Counted in process on the tenant's name index, held and checked on each lookup.
 
-        Counted in process on the tenant's name index, which this store holds
-        and checks against what the database has committed on each lookup, so
-        the count is exactly the in-memory store's. Only candidates not held
-        parsed at their indexed revision are fetched. See
-        `NameCandidateReader.find_name_candidates` for the contract.
+        The count is exactly the in-memory store's. Only candidates not held
+        parsed at their indexed revision are fetched.
         """
-        shared = await self.find_shared_name_candidates(query, tenant_id, limit=limit)
+        shared = await self._find_shared_name_candidates(units, tenant_id, limit)
         return [copy_entity(entity) for entity in shared]
 
-    async def find_shared_name_candidates(
-        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    async def _find_shared_name_candidates(
+        self, units: list[str], tenant_id: TenantId, limit: int
     ) -> list[Entity]:
         """The held entities `find_name_candidates` would copy, lent to a caller that only reads.
 
         See `SharedNameCandidateReader.find_shared_name_candidates`: change
         none of them, and hand out only copies.
         """
-        check_tenant_id(tenant_id)
-        check_limit(limit)
-        units = query_name_units(query)
-        if not units or limit == 0:
-            return []
-        held_index = self._names.get(tenant_id)
+        held_index = self._names.peek(tenant_id)
         if held_index is not None:
             # Counted on the index as held; then one statement reads the
             # tenant's generation with the candidates not held, from one
             # snapshot taken after this call began. Only when the generation
             # has moved is the index brought up and the count done again.
-            generation, index = held_index
+            generation, index = held_index.generation, held_index.value
             ids = index.find(units, limit)
             found, missing = self._held_candidates(tenant_id, index, ids)
             if missing:
@@ -838,9 +530,9 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
         found: dict[EntityId, Entity] = {}
         missing: list[EntityId] = []
         for entity_id in ids:
-            held = self._held.get((tenant_id, entity_id))
-            if held is not None and held[0] == index.revision_of(entity_id):
-                found[entity_id] = held[1]
+            held = self._held.get((tenant_id, entity_id), index.revision_of(entity_id))
+            if held is not None:
+                found[entity_id] = held
             else:
                 missing.append(entity_id)
         return found, missing
@@ -859,61 +551,35 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
         A held index is checked by the lookup itself, which comes here only
         when there is none or it has fallen behind.
         """
-        if generation is None:
-            rows = await self._fetch(self._sql.generation, tenant_id)
-            generation = int(rows[0][0]) if rows else 0
-        lock = self._refreshing.setdefault(tenant_id, asyncio.Lock())
-        async with lock:
-            held = self._names.get(tenant_id)
-            if held is None or held[0] < generation:
-                held = await self._refresh_names(tenant_id, held)
-        return held[1]
-
-    async def _refresh_names(
-        self, tenant_id: TenantId, held: tuple[int, NameIndex] | None
-    ) -> tuple[int, NameIndex]:
-        """Fetch what changed since `held` (everything, if it is `None` or was purged)."""
         client = await self._prepare()
-        async with client.transaction(isolation="repeatable_read", readonly=True) as connection:
-            row = await connection.fetchrow(self._sql.generation, tenant_id)
-            generation, reset = (0, 0) if row is None else (int(row[0]), int(row[1]))
-            if held is None or reset > held[0]:
-                held = (0, NameIndex())
-            since, index = held
-            rows = await connection.fetch(self._sql.rows_since, tenant_id, since)
-            deleted = await connection.fetch(self._sql.deletions_since, tenant_id, since)
-        # Nothing awaits from here on, so no lookup sees a half-applied change.
-        for (entity_id,) in deleted:
-            index.remove(EntityId(UUID(bytes=entity_id.bytes)))
+        return (await self._names.current(client, self._replica_sql, tenant_id, generation)).value
+
+    def _apply_names(
+        self, tenant_id: TenantId, index: NameIndex, rows: Sequence[Any], deleted: list[UUID]
+    ) -> None:
+        """Bring `index` up by the rows written and the ids deleted since it was current."""
+        for entity_id in deleted:
+            index.remove(EntityId(entity_id))
         for row_id, revision, body in rows:
             entity_id = EntityId(UUID(bytes=row_id.bytes))
             index.put(self._parsed(tenant_id, entity_id, revision, body), revision)
-        self._names[tenant_id] = (generation, index)
-        return generation, index
 
-    async def get_relationship(
+    async def _get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId
     ) -> Relationship | None:
         """The relationship, or `None`."""
-        check_relationship_id(relationship_id), check_tenant_id(tenant_id)
         rows = await self._fetch(self._sql.relationship, tenant_id, relationship_id)
         return Relationship.model_validate_json(rows[0][0]) if rows else None
 
-    async def get_relationships(
-        self,
-        entity_id: EntityId,
-        tenant_id: TenantId,
-        *,
-        relationship_type: str | None = None,
+    async def _get_relationships(
+        self, entity_id: EntityId, tenant_id: TenantId, relationship_type: str | None
     ) -> list[Relationship]:
         """Relationships with the entity at either end, ordered by `str(id)`."""
-        check_entity_id(entity_id), check_tenant_id(tenant_id)
-        check_optional_name(relationship_type, argument="relationship_type")
         rows = await self._fetch(self._sql.relationships, tenant_id, entity_id, relationship_type)
         return [Relationship.model_validate_json(row[1]) for row in rows]
 
-    async def neighbors(
-        self, entity_id: EntityId, tenant_id: TenantId, *, depth: int = 1
+    async def _neighbors(
+        self, entity_id: EntityId, tenant_id: TenantId, depth: int
     ) -> list[Entity]:
         """Entities within `depth` hops, either direction, excluding the start.
 
@@ -922,7 +588,6 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
         Raises:
             ValueError: `depth` is less than 1.
         """
-        check_entity_id(entity_id), check_tenant_id(tenant_id), check_depth(depth)
         client = await self._prepare()
         seen = {entity_id}
         frontier = [entity_id]

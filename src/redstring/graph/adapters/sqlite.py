@@ -3,12 +3,8 @@
 Uses only the standard library's `sqlite3`. Every table is prefixed `graph_`,
 so other stores may keep their own tables in the same file:
 
-- `graph_meta`: the schema version, as the row `('schema_version', '3')`.
-  A version 1 file (no name index) or version 2 file (one row per name
-  unit) is migrated when first opened: both posting tables are created and
-  filled from the stored entities, and the old one-row-per-term tables
-  (`graph_entity_keys`, version 2's `graph_name_units`) are dropped.
-  `PRAGMA user_version` is left alone, since it belongs to the whole file.
+- `graph_meta`: the schema version (see `_sqlite_schema`, which migrates
+  older files when first opened).
 - `graph_entities`: one row per `(tenant_id, id)`, under a `row` the store
   chooses, the entity as the JSON `model_dump_json` gives, with
   `normalize_name(name)` and `entity_type` in indexed columns.
@@ -44,26 +40,10 @@ import numpy as np
 
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.ids import EntityId, TenantId
-from redstring.domain.merging import check_merge
-from redstring.domain.names import (
-    NAME_CANDIDATE_LIMIT,
-    query_name_units,
-)
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
 from redstring.domain.validation import (
-    check_depth,
-    check_entities,
-    check_entity_id,
-    check_entity_ids,
-    check_limit,
-    check_names,
-    check_optional_limit,
-    check_optional_name,
     check_path,
-    check_relationship_id,
-    check_relationships,
-    check_tenant_id,
 )
 from redstring.graph.adapters._sqlite_merges import forget_merges, merge_into, resolve_chain
 from redstring.graph.adapters._sqlite_postings import (
@@ -83,13 +63,15 @@ from redstring.graph.adapters._sqlite_rows import (
 )
 from redstring.graph.adapters._sqlite_schema import SCHEMA_VERSION, check_to_read, prepare
 from redstring.graph.stored import entity_from_json
-from redstring.ports.graph_store import GraphStore
+from redstring.ports.graph_store import GraphStoreBase
 from redstring.ports.lifetime import AsyncClosable
 from redstring.storage.adapters.sqlite import (
     SqliteWorker,
     chunks,
+    held_tenants,
     parameter_limit,
     placeholders,
+    tenant_rows,
 )
 from redstring.storage.adapters.sqlite import read_transaction as _read_transaction
 from redstring.storage.adapters.sqlite import write_transaction as _write_transaction
@@ -308,7 +290,7 @@ def _walk(
     return [by_id[other] for layer_ids in layers for other in layer_ids if other in by_id]
 
 
-class SqliteGraphStore(AsyncClosable, GraphStore):
+class SqliteGraphStore(AsyncClosable, GraphStoreBase):
     """A `GraphStore` persisted in one SQLite database file.
 
     The constructor does no I/O. The file, and the graph tables in it, are
@@ -373,76 +355,36 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
 
     # -- writes ---------------------------------------------------------------
 
-    async def upsert_entity(self, entity: Entity) -> None:
-        """Store the entity, replacing any with the same `(tenant_id, id)` and its keys."""
-        await self.upsert_entities([entity])
+    async def _upsert_entities(self, entities: Sequence[Entity]) -> None:
+        batch = list(entities)
+        await self._run(lambda connection: _write_entities(connection, batch))
 
-    async def upsert_entities(self, entities: Sequence[Entity]) -> None:
-        """Store every entity in one transaction; a later one with the same key wins."""
-        batch = list(check_entities(entities))
-        if batch:
-            await self._run(lambda connection: _write_entities(connection, batch))
+    async def _upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+        # Endpoints are checked inside the transaction, so no concurrent writer
+        # can remove one between the check and the write.
+        batch = list(relationships)
+        await self._run(lambda connection: _write_relationships(connection, batch))
 
-    async def upsert_relationship(self, relationship: Relationship) -> None:
-        """Store the relationship.
+    async def _merge_entities(self, canonical: Entity, merged: list[EntityId]) -> None:
+        await self._run(lambda connection: merge_into(connection, canonical, merged))
 
-        Raises:
-            MissingEntityError: an endpoint is not in the relationship's tenant.
-        """
-        await self.upsert_relationships([relationship])
+    async def _unmerge_entities(self, merged_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        ids = [str(entity_id) for entity_id in merged_ids]
+        await self._run(lambda connection: forget_merges(connection, tenant_id, ids))
 
-    async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
-        """Store every relationship in one transaction, or none of them.
-
-        Endpoints are checked inside the transaction, so no concurrent writer
-        can remove one between the check and the write.
-
-        Raises:
-            MissingEntityError: some endpoint is not in its relationship's
-                tenant; it names the first such endpoint in batch order.
-        """
-        batch = list(check_relationships(relationships))
-        if batch:
-            await self._run(lambda connection: _write_relationships(connection, batch))
-
-    async def merge_entities(self, canonical: Entity, merged_ids: Sequence[EntityId]) -> None:
-        """Absorb `merged_ids` into `canonical` in one transaction; see `GraphMerge`."""
-        [entity] = check_entities([canonical], argument="canonical")
-        merged = check_merge(entity.id, merged_ids)
-        await self._run(lambda connection: merge_into(connection, entity, merged))
-
-    async def unmerge_entities(self, merged_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
-        """Forget that `merged_ids` resolve elsewhere; see `GraphMerge`."""
-        check_tenant_id(tenant_id)
-        ids = [str(entity_id) for entity_id in check_entity_ids(merged_ids, argument="merged_ids")]
-        if ids:
-            await self._run(lambda connection: forget_merges(connection, tenant_id, ids))
-
-    async def resolve(
-        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    async def _resolve(
+        self, requested: Sequence[EntityId], tenant_id: TenantId
     ) -> dict[EntityId, EntityId]:
-        """Each id's canonical id; itself when it was never merged."""
-        requested = list(check_entity_ids(entity_ids))
-        check_tenant_id(tenant_id)
-        if not requested:
-            return {}
         texts = [str(entity_id) for entity_id in requested]
         found = await self._run(lambda connection: resolve_chain(connection, str(tenant_id), texts))
         return {
             EntityId(entity_id): EntityId(UUID(found[str(entity_id)])) for entity_id in requested
         }
 
-    async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
-        """Remove the entity, its keys and its relationships in one transaction.
-
-        `True` if the tenant held the entity; `False`, with nothing written, if not.
-        """
-        check_entity_id(entity_id), check_tenant_id(tenant_id)
+    async def _delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
         return await self._run(lambda connection: _delete_entity(connection, entity_id, tenant_id))
 
-    async def delete_by_tenant(self, tenant_id: TenantId) -> int:
-        """Remove every entity, key and relationship of the tenant; return the entity count."""
-        check_tenant_id(tenant_id)
+    async def _delete_by_tenant(self, tenant_id: TenantId) -> int:
         return await self._run(lambda connection: _delete_tenant(connection, tenant_id))
 
     # -- reads ----------------------------------------------------------------
@@ -467,38 +409,23 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
 
         return await self._run(read)
 
-    async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
-        """The entity, or `None` when the tenant holds no such id."""
-        check_entity_id(entity_id)
-        found = await self.get_entities([entity_id], tenant_id)
-        return found[0] if found else None
+    async def _held_tenants(self) -> list[TenantId]:
+        found = await self._run(lambda connection: held_tenants(connection, "graph_entities"))
+        return [TenantId(tenant) for tenant in found]
 
-    async def get_entities(
+    async def _count(self, tenant_id: TenantId) -> int:
+        tenant = str(tenant_id)
+        return await self._run(lambda connection: tenant_rows(connection, "graph_entities", tenant))
+
+    async def _get_entities(
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId
     ) -> list[Entity]:
-        """The held entities among `entity_ids`, each once, in unspecified order."""
-        check_entity_ids(entity_ids), check_tenant_id(tenant_id)
         ids = list(dict.fromkeys(str(entity_id) for entity_id in entity_ids))
-        if not ids:
-            return []
         return await self._run(lambda connection: _read_entities(connection, tenant_id, ids))
 
-    async def find_entities(
-        self,
-        tenant_id: TenantId,
-        *,
-        name: str | None = None,
-        entity_type: str | None = None,
-        limit: int | None = None,
+    async def _find_entities(
+        self, tenant_id: TenantId, name: str | None, entity_type: str | None, limit: int | None
     ) -> list[Entity]:
-        """Entities matching the normalized `name` and/or exact `entity_type`, by `str(id)`.
-
-        Raises:
-            ValueError: `limit` is not an integer within `0..MAX_LIMIT`.
-        """
-        check_tenant_id(tenant_id), check_optional_limit(limit)
-        check_optional_name(name, argument="name")
-        check_optional_name(entity_type, argument="entity_type")
         conditions = ["tenant_id = ?"]
         parameters: list[object] = [str(tenant_id)]
         if name is not None:
@@ -515,48 +442,24 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         )
         return await self._run(lambda connection: _read_entity_list(connection, sql, parameters))
 
-    async def find_by_blocking_key(self, key: str, tenant_id: TenantId) -> list[Entity]:
-        """Every entity of the tenant carrying `key`, ordered by `str(id)`."""
-        return (await self.find_by_blocking_keys([key], tenant_id))[key]
-
-    async def find_by_blocking_keys(
+    async def _find_by_blocking_keys(
         self, keys: Sequence[str], tenant_id: TenantId
     ) -> dict[str, list[Entity]]:
-        """Entities per requested key, from one indexed query.
-
-        Every requested key is present, `[]` when nothing carries it; an
-        entity carrying several requested keys appears under each, as a
-        separate object. Within a key, entities are ordered by `str(id)`.
-        The query is split only past SQLite's limit on bound parameters
-        (32,766 by default), and the parts then read one snapshot.
-        """
-        requested = list(check_names(keys, argument="keys"))
-        check_tenant_id(tenant_id)
-        if not requested:
-            return {}
+        # One indexed query, split only past SQLite's limit on bound
+        # parameters (32,766 by default); the parts then read one snapshot.
+        requested = list(keys)
         return await self._run(lambda connection: _read_by_keys(connection, requested, tenant_id))
 
-    async def find_name_candidates(
-        self, query: str, tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    async def _find_name_candidates(
+        self, units: list[str], tenant_id: TenantId, limit: int
     ) -> list[Entity]:
-        """The entities sharing the most name units with `query`, best first, in one query.
-
-        See `NameCandidateReader.find_name_candidates` for the contract.
-        """
-        check_tenant_id(tenant_id)
-        check_limit(limit)
-        units = query_name_units(query)
-        if not units or limit == 0:
-            return []
         return await self._run(
             lambda connection: _read_name_candidates(connection, units, tenant_id, limit)
         )
 
-    async def get_relationship(
+    async def _get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId
     ) -> Relationship | None:
-        """The relationship, or `None`."""
-        check_relationship_id(relationship_id), check_tenant_id(tenant_id)
 
         def read(connection: sqlite3.Connection) -> Relationship | None:
             row = connection.execute(
@@ -567,31 +470,17 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
 
         return await self._run(read)
 
-    async def get_relationships(
-        self,
-        entity_id: EntityId,
-        tenant_id: TenantId,
-        *,
-        relationship_type: str | None = None,
+    async def _get_relationships(
+        self, entity_id: EntityId, tenant_id: TenantId, relationship_type: str | None
     ) -> list[Relationship]:
-        """Relationships with the entity at either end, ordered by `str(id)`."""
-        check_entity_id(entity_id), check_tenant_id(tenant_id)
-        check_optional_name(relationship_type, argument="relationship_type")
         return await self._run(
             lambda connection: _read_relationships(
                 connection, entity_id, tenant_id, relationship_type
             )
         )
 
-    async def neighbors(
-        self, entity_id: EntityId, tenant_id: TenantId, *, depth: int = 1
+    async def _neighbors(
+        self, entity_id: EntityId, tenant_id: TenantId, depth: int
     ) -> list[Entity]:
-        """Entities within `depth` hops, either direction, excluding the start.
-
-        Ordered by hop count, then `str(id)`; read from one snapshot.
-
-        Raises:
-            ValueError: `depth` is not an integer within `1..MAX_DEPTH`.
-        """
-        check_entity_id(entity_id), check_tenant_id(tenant_id), check_depth(depth)
+        # Read from one snapshot.
         return await self._run(lambda connection: _walk(connection, entity_id, tenant_id, depth))

@@ -43,6 +43,7 @@ import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Final, Literal
+from uuid import UUID
 
 import numpy as np
 
@@ -50,7 +51,6 @@ from redstring.domain.exceptions import ClosedError, StoreError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
-    from uuid import UUID
 
 #: How long a statement waits for another connection's write lock, in seconds.
 BUSY_TIMEOUT_SECONDS: Final = 30.0
@@ -224,6 +224,18 @@ def check_schema_to_read(
             reason=f"the file holds {what} schema version {found}; "
             f"this redstring reads only version {version}",
         )
+
+
+def held_tenants(connection: sqlite3.Connection, table: str) -> list[UUID]:
+    """The distinct `tenant_id`s of `table`'s rows, in `str(id)` order."""
+    sql = f"SELECT DISTINCT tenant_id FROM {table} ORDER BY tenant_id"
+    return [UUID(tenant) for (tenant,) in connection.execute(sql)]
+
+
+def tenant_rows(connection: sqlite3.Connection, table: str, tenant: str, *, via: str = "") -> int:
+    """How many of `table`'s rows are `tenant`'s; `via` names an index (`INDEXED BY ...`)."""
+    sql = f"SELECT count(*) FROM {table} {via} WHERE tenant_id = ?"
+    return int(connection.execute(sql, (tenant,)).fetchone()[0])
 
 
 def placeholders(count: int) -> str:

@@ -10,19 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from redstring.domain.validation import check_entity_id, check_sequence, check_tenant_id
-from redstring.domain.vector import VectorMatch, VectorRecord
+from redstring.domain.vector import VectorRecord
+from redstring.ports._vector_input import check_dimension, check_metadata
 from redstring.ports.lifetime import AsyncClosable
-from redstring.ports.vector_store import VectorStore
-from redstring.vector.exact import (
-    check_dimension,
-    check_metadata,
-    check_query,
-    check_rows,
-    check_rows_and_norms,
-    copy_metadata,
-    entity_type_of,
-)
+from redstring.ports.vector_store import VectorSearch, VectorStoreBase
+from redstring.vector.exact import copy_metadata, entity_type_of
 from redstring.vector.rows import (
     DEFAULT_ANN_THRESHOLD,
     TenantRows,
@@ -33,8 +25,11 @@ from redstring.vector.rows import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    import numpy as np
+    from numpy.typing import NDArray
+
     from redstring.domain.ids import EntityId, TenantId
-    from redstring.domain.vector import VectorLike
+    from redstring.domain.vector import VectorMatch
 
 type _Tenant = TenantRows[EntityId, dict[str, Any]]
 
@@ -81,7 +76,7 @@ class _SharedMetadata:
         return held
 
 
-class InMemoryVectorStore(AsyncClosable, VectorStore):
+class InMemoryVectorStore(AsyncClosable, VectorStoreBase):
     """A `VectorStore` held in process memory, searched exactly with numpy.
 
     Keyed `(tenant_id, entity_id)`. Writes validate the whole batch before
@@ -104,11 +99,6 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
         self._tenants: dict[TenantId, _Tenant] = {}
         self._shared_metadata = _SharedMetadata()
 
-    @property
-    def dimension(self) -> int:
-        """The length of every stored vector."""
-        return self._dimension
-
     async def _release(self) -> None:
         self._tenants.clear()
 
@@ -122,32 +112,16 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
 
     # -- writes ---------------------------------------------------------------
 
-    async def upsert(
-        self,
-        entity_id: EntityId,
-        vector: VectorLike,
-        tenant_id: TenantId,
-        *,
-        metadata: dict[str, Any] | None = None,
+    async def _upsert(self, record: VectorRecord, rows: NDArray[np.float32]) -> None:
+        metadata = record.metadata
+        self._tenant(record.tenant_id).put_many(
+            [record.entity_id], rows, [entity_type_of(metadata)], [metadata]
+        )
+
+    async def _upsert_many(
+        self, batch: Sequence[VectorRecord], rows: NDArray[np.float32], norms: NDArray[np.float32]
     ) -> None:
-        """Store `vector` for the entity, replacing any previous one.
-
-        Checked as `upsert_many` checks a record: at float32, the stored
-        precision, so a component beyond its range or a vector that rounds
-        to zero is refused, and nothing is written.
-        """
-        check_entity_id(entity_id), check_tenant_id(tenant_id)
-        rows = check_rows([vector], self._dimension, field="vector")
-        stored = {} if metadata is None else check_metadata(metadata, "metadata")
-        self._tenant(tenant_id).put_many([entity_id], rows, [entity_type_of(stored)], [stored])
-
-    async def upsert_many(self, records: Sequence[VectorRecord]) -> None:
-        """Store every record after checking them all; a later duplicate key wins."""
-        check_sequence(records, argument="records")
-        for index, record in enumerate(records):
-            if not isinstance(record, VectorRecord):
-                raise ValueError(f"records[{index}] is not a VectorRecord: {record!r}")
-        rows, norms = check_rows_and_norms([record.vector for record in records], self._dimension)
+        records = batch
         shared = self._shared_metadata
         stored = [
             shared.get(record.metadata, f"records[{index}].metadata")
@@ -172,23 +146,24 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
                 adopt=True,
             )
 
-    async def delete(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
-        """Remove the entity's vector; `True` if there was one."""
-        check_entity_id(entity_id), check_tenant_id(tenant_id)
+    async def _delete(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
         tenant = self._tenants.get(tenant_id)
         return tenant is not None and tenant.remove(entity_id)
 
-    async def delete_by_tenant(self, tenant_id: TenantId) -> int:
-        """Remove every vector of the tenant; return how many there were."""
-        check_tenant_id(tenant_id)
+    async def _delete_by_tenant(self, tenant_id: TenantId) -> int:
         tenant = self._tenants.pop(tenant_id, None)
         return 0 if tenant is None else len(tenant)
 
     # -- reads ----------------------------------------------------------------
 
-    async def get(self, entity_id: EntityId, tenant_id: TenantId) -> VectorRecord | None:
-        """A copy of the stored record (vector at float32 precision), or `None`."""
-        check_entity_id(entity_id), check_tenant_id(tenant_id)
+    async def _held_tenants(self) -> list[TenantId]:
+        return sorted((key for key, held in self._tenants.items() if len(held)), key=str)
+
+    async def _count(self, tenant_id: TenantId) -> int:
+        tenant = self._tenants.get(tenant_id)
+        return 0 if tenant is None else len(tenant)
+
+    async def _get(self, entity_id: EntityId, tenant_id: TenantId) -> VectorRecord | None:
         tenant = self._tenants.get(tenant_id)
         row = None if tenant is None else tenant.rows.get(entity_id)
         if tenant is None or row is None:
@@ -200,24 +175,8 @@ class InMemoryVectorStore(AsyncClosable, VectorStore):
             metadata=copy_metadata(tenant.metadata[row]),
         )
 
-    async def search(
-        self,
-        vector: VectorLike,
-        tenant_id: TenantId,
-        *,
-        k: int = 10,
-        entity_types: Sequence[str] | None = None,
-        min_score: float | None = None,
-    ) -> list[VectorMatch]:
-        """The `k` most similar vectors of the tenant, best first.
-
-        Filters (`entity_types`, `min_score`) apply before `k`; ties break by
-        `str(entity_id)`. See `redstring.ports.vector_store` for the contract.
-        """
-        check_tenant_id(tenant_id)
-        query = check_query(
-            vector, self._dimension, k=k, entity_types=entity_types, min_score=min_score
-        )
+    async def _search(self, search: VectorSearch, tenant_id: TenantId) -> list[VectorMatch]:
+        query, k, entity_types, min_score = search
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []

@@ -32,31 +32,21 @@ import numpy as np
 
 from redstring.domain.exceptions import DimensionMismatchError, EmbeddingModelMismatchError
 from redstring.domain.ids import EntityId, TenantId
-from redstring.domain.json_safety import check_json
 from redstring.domain.validation import (
-    check_entity_id,
-    check_metadata,
     check_optional_name,
-    check_sequence,
-    check_tenant_id,
 )
-from redstring.domain.vector import VectorLike, VectorMatch, VectorRecord
+from redstring.domain.vector import VectorMatch, VectorRecord
+from redstring.ports._vector_input import check_dimension
 from redstring.ports.lifetime import AsyncClosable
-from redstring.ports.vector_store import VectorStore
+from redstring.ports.vector_store import VectorSearch, VectorStoreBase
+from redstring.storage.adapters._replica import ReplicaSql, TenantReplicas
 from redstring.storage.adapters.postgres import (
     DEFAULT_POOL_SIZE,
     DEFAULT_SCHEMA,
     PostgresClient,
     asyncpg,
 )
-from redstring.vector.cache import CachedTenant
-from redstring.vector.exact import (
-    check_batch,
-    check_dimension,
-    check_query,
-    check_rows,
-    entity_type_of,
-)
+from redstring.vector.exact import entity_type_of
 from redstring.vector.rows import TenantRows
 
 if TYPE_CHECKING:
@@ -138,7 +128,6 @@ class HnswIndex:
 
 
 #: A tenant's rows as held here, tagged with the generation they reflect.
-type _Held = CachedTenant[EntityId, str]
 
 
 def _dumps(metadata: dict[str, Any], index: int) -> str:
@@ -283,6 +272,8 @@ class _Sql:
             SELECT {x}.vector_send(embedding), metadata FROM {s}.vector_records
             WHERE tenant_id = $1 AND entity_id = $2"""
         self.generation = f"SELECT generation, reset FROM {s}.vector_tenants WHERE tenant_id = $1"
+        self.held_tenants = f"SELECT DISTINCT tenant_id FROM {s}.vector_records ORDER BY 1"
+        self.count_tenant = f"SELECT count(*) FROM {s}.vector_records WHERE tenant_id = $1"
         self.count_by_tenant = (
             f"SELECT tenant_id, count(*) FROM {s}.vector_records GROUP BY tenant_id"
         )
@@ -291,6 +282,7 @@ class _Sql:
             FROM {s}.vector_records WHERE tenant_id = $1 AND revision > $2"""
         self.deletions_since = f"""
             SELECT entity_id FROM {s}.vector_deletions WHERE tenant_id = $1 AND revision > $2"""
+        self.replica = ReplicaSql(self.generation, self.rows_since, self.deletions_since)
         # The index's `$3` nearest, of which only those within `$5` of the
         # `$4`-th nearest distance travel back: the rest cannot make the cut.
         nearest = f"""
@@ -315,7 +307,7 @@ class _Sql:
         )
 
 
-class PostgresVectorStore(AsyncClosable, VectorStore):
+class PostgresVectorStore(AsyncClosable, VectorStoreBase):
     """A `VectorStore` kept in Postgres with pgvector, shared by every process that opens it.
 
     Give a `dsn` and the store opens a pool of up to `pool_size` connections
@@ -385,18 +377,14 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
         )
         self._sql: _Sql | None = None
         self._ready = asyncio.Lock()
-        self._tenants: dict[TenantId, _Held] = {}
-        self._refreshing: dict[TenantId, asyncio.Lock] = {}
+        self._tenants: TenantReplicas[TenantRows[EntityId, str]] = TenantReplicas(
+            empty=lambda: TenantRows(self._dimension), apply=self._apply
+        )
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
         mode = "exact" if self._index is None else repr(self._index)
         return f"{type(self).__name__}(dimension={self._dimension}, {mode}, {state})"
-
-    @property
-    def dimension(self) -> int:
-        """The length of every stored vector."""
-        return self._dimension
 
     def _resource_name(self) -> str:
         return f"{type(self).__name__}(schema={self._client.schema!r})"
@@ -516,40 +504,29 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
             rows = await connection.fetch(sql.count_by_tenant)
         return {TenantId(UUID(bytes=tenant.bytes)): count for tenant, count in rows}
 
+    async def _held_tenants(self) -> list[TenantId]:
+        client, sql = await self._prepare()
+        async with client.connection() as connection:
+            rows = await connection.fetch(sql.held_tenants)
+        return [TenantId(UUID(bytes=row[0].bytes)) for row in rows]
+
+    async def _count(self, tenant_id: TenantId) -> int:
+        client, sql = await self._prepare()
+        async with client.connection() as connection:
+            return int(await connection.fetchval(sql.count_tenant, tenant_id))
+
     # -- writes ---------------------------------------------------------------
 
-    async def upsert(
-        self,
-        entity_id: EntityId,
-        vector: VectorLike,
-        tenant_id: TenantId,
-        *,
-        metadata: dict[str, Any] | None = None,
+    async def _upsert(self, record: VectorRecord, rows: NDArray[np.float32]) -> None:
+        await self._copy_in([record], rows)
+
+    async def _upsert_many(
+        self, batch: Sequence[VectorRecord], rows: NDArray[np.float32], norms: NDArray[np.float32]
     ) -> None:
-        """Store `vector` for the entity, replacing any previous one.
+        await self._copy_in(batch, rows)
 
-        Checked as `upsert_many` checks a record: at float32, the stored
-        precision, so a component beyond its range or a vector that rounds
-        to zero is refused, and nothing is written.
-        """
-        check_entity_id(entity_id), check_tenant_id(tenant_id), check_metadata(metadata)
-        stored = check_json(metadata or {}, field="metadata")
-        matrix = check_rows([vector], self._dimension, field="vector")
-        record = VectorRecord(
-            entity_id=entity_id, tenant_id=tenant_id, vector=matrix[0], metadata=stored
-        )
-        await self.upsert_many([record])
-
-    async def upsert_many(self, records: Sequence[VectorRecord]) -> None:
-        """Store every record after checking them all, in one transaction; later duplicates win.
-
-        The batch travels by binary `COPY` into a staging table, then one
-        statement upserts it.
-        """
-        check_sequence(records, argument="records")
-        matrix = check_batch(records, self._dimension)
-        if not len(matrix):
-            return
+    async def _copy_in(self, records: Sequence[VectorRecord], matrix: NDArray[np.float32]) -> None:
+        """Write the batch in one transaction: binary `COPY` into a staging table, one upsert."""
         metadata = [_dumps(record.metadata, index) for index, record in enumerate(records)]
         latest = {(record.tenant_id, record.entity_id): n for n, record in enumerate(records)}
         keep = sorted(latest.values())
@@ -568,9 +545,7 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
             await connection.execute(sql.upsert_staged)
             await connection.execute(sql.forget_staged_deletions)
 
-    async def delete(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
-        """Remove the entity's vector; `True` if there was one."""
-        check_entity_id(entity_id), check_tenant_id(tenant_id)
+    async def _delete(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
         client, sql = await self._prepare()
         async with client.transaction() as connection:
             if await connection.fetchval(sql.delete, tenant_id, entity_id) is None:
@@ -579,9 +554,7 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
             await connection.execute(sql.record_deletion, tenant_id, entity_id, revision)
         return True
 
-    async def delete_by_tenant(self, tenant_id: TenantId) -> int:
-        """Remove every vector of the tenant; return how many there were."""
-        check_tenant_id(tenant_id)
+    async def _delete_by_tenant(self, tenant_id: TenantId) -> int:
         client, sql = await self._prepare()
         async with client.transaction() as connection:
             await connection.fetchval(sql.bump, tenant_id)
@@ -592,9 +565,7 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
 
     # -- reads ----------------------------------------------------------------
 
-    async def get(self, entity_id: EntityId, tenant_id: TenantId) -> VectorRecord | None:
-        """The stored record (vector at float32 precision), or `None`."""
-        check_entity_id(entity_id), check_tenant_id(tenant_id)
+    async def _get(self, entity_id: EntityId, tenant_id: TenantId) -> VectorRecord | None:
         client, sql = await self._prepare()
         async with client.connection() as connection:
             row = await connection.fetchrow(sql.get, tenant_id, entity_id)
@@ -607,30 +578,12 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
             metadata=json.loads(row[1]),
         )
 
-    async def search(
-        self,
-        vector: VectorLike,
-        tenant_id: TenantId,
-        *,
-        k: int = 10,
-        entity_types: Sequence[str] | None = None,
-        min_score: float | None = None,
-    ) -> list[VectorMatch]:
-        """The `k` most similar vectors of the tenant, best first.
-
-        Filters (`entity_types`, `min_score`) apply before `k`; ties break by
-        `str(entity_id)`. See `redstring.ports.vector_store` for the contract.
-        Exact unless the store was given an `HnswIndex`.
-        """
-        check_tenant_id(tenant_id)
-        query = check_query(
-            vector, self._dimension, k=k, entity_types=entity_types, min_score=min_score
-        )
-        if k == 0 or (entity_types is not None and not entity_types):
-            return []
+    async def _search(self, search: VectorSearch, tenant_id: TenantId) -> list[VectorMatch]:
+        query, k, entity_types, min_score = search
+        """Exact unless the store was given an `HnswIndex`."""
         if self._index is not None:
             return await self._search_index(query, tenant_id, k, entity_types, min_score)
-        tenant = (await self._current(tenant_id)).rows
+        tenant = await self._current(tenant_id)
         return tenant.search(
             tenant.keys,
             lambda row: json.loads(tenant.metadata[row]),
@@ -716,44 +669,25 @@ class PostgresVectorStore(AsyncClosable, VectorStore):
         joined = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), width)
         return joined[:, 4:].copy().view(">f4").astype(np.float32)
 
-    async def _current(self, tenant_id: TenantId) -> _Held:
+    async def _current(self, tenant_id: TenantId) -> TenantRows[EntityId, str]:
         """The tenant as held here, brought up to what the database has committed."""
         client, sql = await self._prepare()
-        async with client.connection() as connection:
-            row = await connection.fetchrow(sql.generation, tenant_id)
-        generation = 0 if row is None else int(row[0])
-        held = self._tenants.get(tenant_id)
-        if held is not None and held.generation == generation:
-            return held
-        lock = self._refreshing.setdefault(tenant_id, asyncio.Lock())
-        async with lock:
-            held = self._tenants.get(tenant_id)
-            if held is None or held.generation < generation:
-                held = await self._refresh(client, sql, tenant_id, held)
-        return held
+        return (await self._tenants.current(client, sql.replica, tenant_id)).value
 
-    async def _refresh(
-        self, client: PostgresClient, sql: _Sql, tenant_id: TenantId, held: _Held | None
-    ) -> _Held:
-        """Fetch what changed since `held` (everything, if it is `None` or was purged)."""
-        async with client.transaction(isolation="repeatable_read", readonly=True) as connection:
-            row = await connection.fetchrow(sql.generation, tenant_id)
-            generation, reset = (0, 0) if row is None else (int(row[0]), int(row[1]))
-            if held is None or reset > held.generation:
-                held = CachedTenant(0, TenantRows(self._dimension))
-            since = held.generation
-            rows = await connection.fetch(sql.rows_since, tenant_id, since)
-            deleted = await connection.fetch(sql.deletions_since, tenant_id, since) if since else []
-        # Nothing awaits from here on, so no search sees a half-applied change.
-        for (entity_id,) in deleted:
-            held.rows.remove(EntityId(UUID(bytes=entity_id.bytes)))
+    def _apply(
+        self,
+        tenant_id: TenantId,
+        held: TenantRows[EntityId, str],
+        rows: Sequence[Any],
+        deleted: list[UUID],
+    ) -> None:
+        """Bring `held` up by the rows written and the ids deleted since it was current."""
+        for entity_id in deleted:
+            held.remove(EntityId(entity_id))
         if rows:
-            held.rows.put_many(
+            held.put_many(
                 [EntityId(UUID(bytes=row[0].bytes)) for row in rows],
                 self._vectors([row[3] for row in rows]),
                 [row[1] for row in rows],
                 [row[2] for row in rows],
             )
-        held.generation = generation
-        self._tenants[tenant_id] = held
-        return held

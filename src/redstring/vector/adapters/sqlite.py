@@ -37,8 +37,7 @@ import os
 import sqlite3
 import urllib.parse
 import uuid
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
 import numpy as np
@@ -50,33 +49,34 @@ from redstring.domain.exceptions import (
 )
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.validation import (
-    check_entity_id,
     check_optional_name,
     check_path,
-    check_sequence,
-    check_tenant_id,
 )
-from redstring.domain.vector import Vector, VectorMatch, VectorRecord
+from redstring.domain.vector import VectorMatch, VectorRecord
+from redstring.ports._vector_input import check_dimension
 from redstring.ports.lifetime import AsyncClosable
-from redstring.ports.vector_store import VectorStore
+from redstring.ports.vector_store import VectorSearch, VectorStoreBase
 from redstring.storage.adapters.sqlite import (
     BUSY_TIMEOUT_SECONDS,
     SqliteWorker,
     check_schema_to_read,
     ensure_schema,
+    held_tenants,
     read_transaction,
+    tenant_rows,
     uuid_texts,
     write_transaction,
 )
-from redstring.vector.cache import DEFAULT_CACHED_TENANTS, CachedTenant, TenantCache
-from redstring.vector.exact import (
-    check_batch,
-    check_dimension,
-    check_metadata,
-    check_query,
-    check_rows,
-    entity_type_of,
+from redstring.vector.adapters._sqlite_rows import (
+    BUMP,
+    UPSERT,
+    BatchMetadata,
+    EntityIds,
+    blobs,
+    dumps_checked,
 )
+from redstring.vector.cache import DEFAULT_CACHED_TENANTS, CachedTenant, TenantCache
+from redstring.vector.exact import entity_type_of
 from redstring.vector.rows import (
     DEFAULT_ANN_THRESHOLD,
     TenantRows,
@@ -85,10 +85,10 @@ from redstring.vector.rows import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from contextlib import AbstractContextManager
 
-    from redstring.domain.vector import VectorLike
+    from numpy.typing import NDArray
 
 #: The layout this module reads and writes; a file recording another is refused.
 SCHEMA_VERSION = 1
@@ -104,24 +104,11 @@ _SCHEMA = (
     "CREATE INDEX vector_records_by_tenant ON vector_records (tenant_id)",
     "CREATE TABLE vector_tenants (tenant_id TEXT PRIMARY KEY, generation INTEGER NOT NULL)",
 )
-_UPSERT = """
-    INSERT INTO vector_records (tenant_id, entity_id, entity_type, vector, metadata)
-    VALUES (?, ?, ?, ?, ?)
-    ON CONFLICT (tenant_id, entity_id) DO UPDATE SET
-        entity_type = excluded.entity_type,
-        vector = excluded.vector,
-        metadata = excluded.metadata
-"""
-_BUMP = """
-    INSERT INTO vector_tenants (tenant_id, generation) VALUES (?, 1)
-    ON CONFLICT (tenant_id) DO UPDATE SET generation = generation + 1
-"""
 
 #: Visits a tenant's rows in rowid order, which reads the table far faster
 #: than the primary key's (tenant_id, entity_id) order does.
 _BY_TENANT = "INDEXED BY vector_records_by_tenant WHERE tenant_id = ?"
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 type _Row = tuple[str, str, str | None, bytes, str]
 
@@ -133,29 +120,6 @@ type _Rows = TenantRows[str, str]
 type _Apply = Callable[[_Rows], None]
 
 
-class _EntityIds(Sequence[EntityId]):
-    """Entity ids kept as text; each becomes an `EntityId` only when read."""
-
-    __slots__ = ("_texts",)
-
-    def __init__(self, texts: list[str]) -> None:
-        self._texts = texts
-
-    def __len__(self) -> int:
-        return len(self._texts)
-
-    @overload
-    def __getitem__(self, index: int) -> EntityId: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[EntityId]: ...
-
-    def __getitem__(self, index: int | slice) -> EntityId | list[EntityId]:
-        if isinstance(index, slice):
-            return [EntityId(UUID(text)) for text in self._texts[index]]
-        return EntityId(UUID(self._texts[index]))
-
-
 def _transaction(
     connection: sqlite3.Connection, mode: Literal["DEFERRED", "IMMEDIATE"]
 ) -> AbstractContextManager[None]:
@@ -163,74 +127,7 @@ def _transaction(
     return write_transaction(connection) if mode == "IMMEDIATE" else read_transaction(connection)
 
 
-def _dumps_checked(metadata: dict[str, Any], field: str) -> str:
-    """The metadata as JSON text, refused now if it could not be read back."""
-    try:
-        return _ENCODER.encode(metadata)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{field} is not plain JSON: {exc}") from exc
-
-
-def _encoded(metadata: object, field: str) -> tuple[str, str | None]:
-    """`metadata` checked (`check_metadata`), as the JSON text and entity type a row stores."""
-    stored = check_metadata(metadata, field)
-    return _dumps_checked(stored, field), entity_type_of(stored)
-
-
-#: Value types a metadata dict may hold to be encoded once per batch. Not
-#: `float`: `0.0 == -0.0`, so equal dicts would not mean equal JSON.
-_SHAREABLE: Final = frozenset((str, int, bool, type(None)))
-_NAME_TYPES: Final = frozenset((str,))
-#: Metadata with more keys than this is encoded record by record.
-_MAX_SHARED_KEYS: Final = 8
-
-type _SharingKey = tuple[tuple[tuple[str, object], ...], tuple[type, ...]]
-
-
-class _BatchMetadata:
-    """Each record's metadata as its row's JSON text and entity type, encoded once per value.
-
-    Metadata is usually a handful of scalars repeated across a batch
-    (`{"entity_type": "person"}`), so a flat dict equal to one already
-    encoded, value types included (`1`, `True` and `1.0` are equal in
-    Python but not in JSON), reuses its text instead of being checked,
-    copied and encoded again. Any other dict takes `check_metadata`'s path.
-    """
-
-    __slots__ = ("_encoded",)
-
-    def __init__(self) -> None:
-        self._encoded: dict[_SharingKey, tuple[str, str | None]] = {}
-
-    def get(self, metadata: object, field: str) -> tuple[str, str | None]:
-        """`_encoded(metadata, field)`, shared with every equal flat dict before it.
-
-        Raises:
-            ValueError: `metadata` is not a dict of plain JSON; `field` names it.
-        """
-        if type(metadata) is not dict or len(metadata) > _MAX_SHARED_KEYS:
-            return _encoded(metadata, field)
-        kinds = tuple(map(type, metadata.values()))
-        if not (_SHAREABLE.issuperset(kinds) and _NAME_TYPES.issuperset(map(type, metadata))):
-            return _encoded(metadata, field)
-        key = (tuple(metadata.items()), kinds)
-        found = self._encoded.get(key)
-        if found is None:
-            found = self._encoded[key] = _encoded(metadata, field)
-        return found
-
-
-def _blobs(vectors: Sequence[object], matrix: np.ndarray[Any, Any]) -> list[bytes]:
-    """Each checked row as the bytes stored: a float32 `Vector`'s own bytes, without a copy."""
-    return [
-        vector.tobytes()
-        if type(vector) is Vector and vector.itemsize == 4
-        else matrix[index].tobytes()
-        for index, vector in enumerate(vectors)
-    ]
-
-
-class SqliteVectorStore(AsyncClosable, VectorStore):
+class SqliteVectorStore(AsyncClosable, VectorStoreBase):
     """A `VectorStore` kept in one SQLite file, searched exactly with numpy.
 
     Keyed `(tenant_id, entity_id)`; results equal `InMemoryVectorStore`'s for
@@ -289,11 +186,6 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
         self._file_id: str | None = None
         # The generation each tenant's index was last saved or adopted at.
         self._saved: dict[str, int] = {}
-
-    @property
-    def dimension(self) -> int:
-        """The length of every stored vector."""
-        return self._dimension
 
     @staticmethod
     async def stored_settings(path: str | os.PathLike[str]) -> tuple[int, str | None] | None:
@@ -448,7 +340,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
                         found[tenant] = self._generation(connection, tenant)
                 changed = statements()
                 if changed:
-                    connection.executemany(_BUMP, [(tenant,) for tenant in changes])
+                    connection.executemany(BUMP, [(tenant,) for tenant in changes])
         except BaseException:
             for tenant in changes:
                 self._cache.drop(tenant)
@@ -597,61 +489,47 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
 
     # -- writes ---------------------------------------------------------------
 
-    async def upsert(
-        self,
-        entity_id: EntityId,
-        vector: VectorLike,
-        tenant_id: TenantId,
-        *,
-        metadata: dict[str, Any] | None = None,
-    ) -> None:
-        """Store `vector` for the entity, replacing any previous one.
+    async def _upsert(self, record: VectorRecord, rows: NDArray[np.float32]) -> None:
+        entity_id, tenant_id, metadata = record.entity_id, record.tenant_id, record.metadata
+        text, entity_type = dumps_checked(metadata, "metadata"), entity_type_of(metadata)
+        tenant, key = str(tenant_id), str(entity_id)
+        row = (tenant, key, entity_type, rows[0].tobytes(), text)
 
-        Checked as `upsert_many` checks a record: at float32, the stored
-        precision, so a component beyond its range or a vector that rounds
-        to zero is refused, and nothing is written.
-        """
-        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        def apply(cached: _Rows) -> None:
+            cached.put_many([key], rows, [entity_type], [text])
 
         def work(connection: sqlite3.Connection) -> None:
-            matrix = check_rows([vector], self._dimension, field="vector")
-            text, entity_type = _encoded({} if metadata is None else metadata, "metadata")
-            tenant, key = str(tenant_id), str(entity_id)
-            row = (tenant, key, entity_type, matrix[0].tobytes(), text)
-
-            def apply(rows: _Rows) -> None:
-                rows.put_many([key], matrix, [entity_type], [text])
-
             self._write(
-                connection, {tenant: apply}, lambda: connection.execute(_UPSERT, row).rowcount
+                connection, {tenant: apply}, lambda: connection.execute(UPSERT, row).rowcount
             )
 
         await self._run(work)
 
-    async def upsert_many(self, records: Sequence[VectorRecord]) -> None:
-        """Store every record after checking them all, in one transaction; later duplicates win."""
-        check_sequence(records, argument="records")
+    async def _upsert_many(
+        self, batch: Sequence[VectorRecord], rows: NDArray[np.float32], norms: NDArray[np.float32]
+    ) -> None:
+        records = batch
 
         def work(connection: sqlite3.Connection) -> None:
-            rows, changes = self._prepare(records)
-            if rows:
-                self._write(
-                    connection, changes, lambda: connection.executemany(_UPSERT, rows).rowcount
-                )
+            written, changes = self._prepare(records, rows)
+            self._write(
+                connection, changes, lambda: connection.executemany(UPSERT, written).rowcount
+            )
 
         await self._run(work)
 
-    def _prepare(self, records: Sequence[VectorRecord]) -> tuple[list[_Row], dict[str, _Apply]]:
-        """The rows to write for `records`, and each tenant's change to its cached rows."""
-        matrix = check_batch(records, self._dimension)
-        shared = _BatchMetadata()
+    def _prepare(
+        self, records: Sequence[VectorRecord], matrix: NDArray[np.float32]
+    ) -> tuple[list[_Row], dict[str, _Apply]]:
+        """The rows to write for `records` (checked vectors `matrix`), and each tenant's change."""
+        shared = BatchMetadata()
         encoded = [
             shared.get(record.metadata, f"records[{index}].metadata")
             for index, record in enumerate(records)
         ]
         texts = [text for text, _ in encoded]
         types = [entity_type for _, entity_type in encoded]
-        blobs = _blobs([record.vector for record in records], matrix)
+        stored = blobs([record.vector for record in records], matrix)
         tenant_texts: dict[int, str] = {}
         tenants: list[str] = []
         for record in records:
@@ -663,9 +541,9 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
         latest = latest_by_key(list(zip(tenants, keys, strict=True)))
         rows: list[_Row] = (
             # Every key distinct: `latest` is every index, in order.
-            list(zip(tenants, keys, types, blobs, texts, strict=True))
+            list(zip(tenants, keys, types, stored, texts, strict=True))
             if len(latest) == len(records)
-            else [(tenants[i], keys[i], types[i], blobs[i], texts[i]) for i in latest]
+            else [(tenants[i], keys[i], types[i], stored[i], texts[i]) for i in latest]
         )
         by_tenant: dict[str, list[int]] = {}
         for index in latest:
@@ -684,9 +562,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
 
         return rows, {tenant: apply_to(indexes) for tenant, indexes in by_tenant.items()}
 
-    async def delete(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
-        """Remove the entity's vector; `True` if there was one."""
-        check_entity_id(entity_id), check_tenant_id(tenant_id)
+    async def _delete(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
         key = (str(tenant_id), str(entity_id))
 
         def apply(rows: _Rows) -> None:
@@ -702,9 +578,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
 
         return await self._run(work)
 
-    async def delete_by_tenant(self, tenant_id: TenantId) -> int:
-        """Remove every vector of the tenant; return how many there were."""
-        check_tenant_id(tenant_id)
+    async def _delete_by_tenant(self, tenant_id: TenantId) -> int:
         tenant = str(tenant_id)
 
         def apply(rows: _Rows) -> None:
@@ -734,9 +608,19 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
 
         return await self._run(work)
 
-    async def get(self, entity_id: EntityId, tenant_id: TenantId) -> VectorRecord | None:
-        """The stored record (vector at float32 precision), or `None`."""
-        check_entity_id(entity_id), check_tenant_id(tenant_id)
+    async def _held_tenants(self) -> list[TenantId]:
+        found = await self._run(lambda connection: held_tenants(connection, "vector_records"))
+        return [TenantId(tenant) for tenant in found]
+
+    async def _count(self, tenant_id: TenantId) -> int:
+        tenant = str(tenant_id)
+        return await self._run(
+            lambda connection: tenant_rows(
+                connection, "vector_records", tenant, via="INDEXED BY vector_records_by_tenant"
+            )
+        )
+
+    async def _get(self, entity_id: EntityId, tenant_id: TenantId) -> VectorRecord | None:
 
         def work(connection: sqlite3.Connection) -> VectorRecord | None:
             row = connection.execute(
@@ -754,26 +638,8 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
 
         return await self._run(work)
 
-    async def search(
-        self,
-        vector: VectorLike,
-        tenant_id: TenantId,
-        *,
-        k: int = 10,
-        entity_types: Sequence[str] | None = None,
-        min_score: float | None = None,
-    ) -> list[VectorMatch]:
-        """The `k` most similar vectors of the tenant, best first.
-
-        Filters (`entity_types`, `min_score`) apply before `k`; ties break by
-        `str(entity_id)`. See `redstring.ports.vector_store` for the contract.
-        """
-        check_tenant_id(tenant_id)
-        query = check_query(
-            vector, self._dimension, k=k, entity_types=entity_types, min_score=min_score
-        )
-        if k == 0:
-            return []
+    async def _search(self, search: VectorSearch, tenant_id: TenantId) -> list[VectorMatch]:
+        query, k, entity_types, min_score = search
         tenant = str(tenant_id)
 
         # On the worker thread, like the writes that change the cached rows.
@@ -781,7 +647,7 @@ class SqliteVectorStore(AsyncClosable, VectorStore):
             entry = self._rows(connection, tenant)
             rows, index = entry.rows, entry.rows.ann
             found = rows.search(
-                _EntityIds(rows.keys),
+                EntityIds(rows.keys),
                 lambda row: json.loads(rows.metadata[row]),
                 query,
                 k=k,

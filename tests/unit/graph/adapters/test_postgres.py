@@ -105,9 +105,10 @@ async def test_a_name_index_loaded_after_a_key_read_parses_no_held_entity_again(
     entity = make_entity(name="Ada Lovelace")
     await store.upsert_entity(entity)
     assert await store.find_by_blocking_key("p:ada l", TENANT) == [entity]
-    held = store._held[TENANT, entity.id][1]
+    held = store._held.latest((TENANT, entity.id))
+    assert held is not None
     assert await store.find_name_candidates("Ada Lovelace", TENANT) == [entity]
-    assert store._held[TENANT, entity.id][1] is held
+    assert store._held.latest((TENANT, entity.id)) is held
 
 
 @pytest.mark.parametrize("size", [0, 1])

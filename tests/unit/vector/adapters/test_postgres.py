@@ -183,12 +183,13 @@ async def test_a_held_tenant_fetches_only_what_changed(postgres: PostgresSchemas
     ]
     await store.upsert_many(records)
     await store.search([1.0, 0, 0, 0], TENANT)
-    held = store._tenants[TENANT]
+    held = store._tenants.peek(TENANT)
+    assert held is not None
     await store.upsert(entity_id(51), [1.0, 0.0, 0.0, 0.0], TENANT)
     [best] = await store.search([1.0, 0, 0, 0], TENANT, k=1)
     assert best.entity_id == entity_id(51)
-    assert store._tenants[TENANT] is held
-    assert len(held.rows) == 51
+    assert store._tenants.peek(TENANT) is held
+    assert len(held.value) == 51
 
 
 # -- HNSW --------------------------------------------------------------------------
