@@ -1,34 +1,48 @@
 """The ports: what redstring needs from the outside world, as Protocols.
 
 Each store port is composed of narrower capability protocols (reader, writer,
-purge) so that a caller can annotate only what it uses.
+purge) so that a caller can annotate only what it uses. Beside each store
+port, a checked base (`GraphStoreBase`, `VectorStoreBase`, `EventLogBase`)
+runs the port's argument checks once and leaves an adapter only its I/O.
 """
 
 from redstring.ports.embedding import EmbeddingProvider
-from redstring.ports.event_log import EventLog, StoredEvent
+from redstring.ports.event_log import EventLog, EventLogBase, StoredEvent
 from redstring.ports.graph_store import (
     GraphMerge,
     GraphPurge,
     GraphReader,
     GraphStore,
+    GraphStoreBase,
     GraphWriter,
+    LendingGraphStoreBase,
     NameCandidateReader,
     SharedNameCandidateReader,
 )
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.llm import LlmProvider
 from redstring.ports.tenants import TenantCounter
-from redstring.ports.vector_store import VectorPurge, VectorReader, VectorStore, VectorWriter
+from redstring.ports.vector_store import (
+    VectorPurge,
+    VectorReader,
+    VectorSearch,
+    VectorStore,
+    VectorStoreBase,
+    VectorWriter,
+)
 
 __all__ = [
     "AsyncClosable",
     "EmbeddingProvider",
     "EventLog",
+    "EventLogBase",
     "GraphMerge",
     "GraphPurge",
     "GraphReader",
     "GraphStore",
+    "GraphStoreBase",
     "GraphWriter",
+    "LendingGraphStoreBase",
     "LlmProvider",
     "NameCandidateReader",
     "SharedNameCandidateReader",
@@ -36,6 +50,8 @@ __all__ = [
     "TenantCounter",
     "VectorPurge",
     "VectorReader",
+    "VectorSearch",
     "VectorStore",
+    "VectorStoreBase",
     "VectorWriter",
 ]
