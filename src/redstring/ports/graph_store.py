@@ -25,7 +25,7 @@ from redstring.domain.validation import (
     check_relationships,
     check_tenant_id,
 )
-from redstring.ports.tenants import TenantCounter
+from redstring.ports.tenants import TenantCounterBase
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -254,7 +254,7 @@ def _name_units(query: str, tenant_id: TenantId, limit: int) -> list[str]:
     return units if limit else []
 
 
-class GraphStoreBase(GraphStore, TenantCounter):
+class GraphStoreBase(GraphStore, TenantCounterBase):
     """A `GraphStore` whose public methods check their arguments, then call its hooks.
 
     Every check of the port's contract runs here, once, so every store built
@@ -408,23 +408,6 @@ class GraphStoreBase(GraphStore, TenantCounter):
         return await self._neighbors(entity_id, tenant_id, depth)
 
     # -- hooks ----------------------------------------------------------------
-
-    async def tenants(self) -> list[TenantId]:
-        """Every tenant holding at least one of the store's entities, ordered by `str(id)`."""
-        return await self._held_tenants()
-
-    async def count(self, tenant_id: TenantId) -> int:
-        """How many entities the tenant holds; 0 for a tenant never seen."""
-        check_tenant_id(tenant_id)
-        return await self._count(tenant_id)
-
-    @abstractmethod
-    async def _held_tenants(self) -> list[TenantId]:
-        """The tenants holding any entities, ordered by `str(id)`."""
-
-    @abstractmethod
-    async def _count(self, tenant_id: TenantId) -> int:
-        """How many entities the (checked) tenant holds."""
 
     @abstractmethod
     async def _upsert_entities(self, entities: Sequence[Entity]) -> None:

@@ -61,8 +61,8 @@ class AsyncClosable:
 
     An adapter closes only what it opened, never a client, connection or pool
     it was handed: the caller that made it owns it. A subclass overrides
-    `_release()` to free its resources and `_resource_name()` to name itself
-    in `ClosedError`.
+    `_release()` to free its resources and `_describe()` to name itself in
+    `ClosedError` and in its `repr` (`SqliteGraphStore('/a.db', open)`).
     """
 
     _closed: bool = False
@@ -101,9 +101,21 @@ class AsyncClosable:
         if self._closed:
             raise ClosedError(resource=self._resource_name())
 
+    def _describe(self) -> str | None:
+        """What names this adapter within its class name (`'/a.db'`, `schema='x'`), if anything."""
+        return None
+
     def _resource_name(self) -> str:
-        """How `ClosedError` names this adapter."""
-        return type(self).__name__
+        """How `ClosedError` names this adapter: its class, and `_describe()` if any."""
+        described = self._describe()
+        return type(self).__name__ if described is None else f"{type(self).__name__}({described})"
+
+    def __repr__(self) -> str:
+        described = self._describe()
+        if described is None:
+            return object.__repr__(self)
+        state = "closed" if self._closed else "open"
+        return f"{type(self).__name__}({described}, {state})"
 
     async def __aenter__(self) -> Self:
         self._check_open()

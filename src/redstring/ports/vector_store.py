@@ -38,7 +38,7 @@ from redstring.ports._vector_input import (
     check_rows,
     check_rows_and_norms,
 )
-from redstring.ports.tenants import TenantCounter
+from redstring.ports.tenants import TenantCounterBase
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -134,7 +134,7 @@ class VectorSearch(NamedTuple):
     min_score: float | None
 
 
-class VectorStoreBase(VectorStore, TenantCounter):
+class VectorStoreBase(VectorStore, TenantCounterBase):
     """A `VectorStore` whose public methods check their arguments, then call its hooks.
 
     Every check of the module's contract runs here, once, so every store
@@ -222,23 +222,6 @@ class VectorStoreBase(VectorStore, TenantCounter):
         if k == 0 or (entity_types is not None and not entity_types):
             return []
         return await self._search(VectorSearch(query, k, entity_types, min_score), tenant_id)
-
-    async def tenants(self) -> list[TenantId]:
-        """Every tenant holding at least one of the store's vectors, ordered by `str(id)`."""
-        return await self._held_tenants()
-
-    async def count(self, tenant_id: TenantId) -> int:
-        """How many vectors the tenant holds; 0 for a tenant never seen."""
-        check_tenant_id(tenant_id)
-        return await self._count(tenant_id)
-
-    @abstractmethod
-    async def _held_tenants(self) -> list[TenantId]:
-        """The tenants holding any vectors, ordered by `str(id)`."""
-
-    @abstractmethod
-    async def _count(self, tenant_id: TenantId) -> int:
-        """How many vectors the (checked) tenant holds."""
 
     @abstractmethod
     async def _upsert(self, record: VectorRecord, rows: NDArray[np.float32]) -> None:

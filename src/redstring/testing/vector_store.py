@@ -25,13 +25,13 @@ from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.limits import MAX_LIMIT
 from redstring.domain.vector import VectorRecord
-from redstring.ports.tenants import TenantCounter
 from redstring.ports.vector_store import VectorStore
 from redstring.testing.factories import OTHER_TENANT, TENANT
 from redstring.testing.lifetime import LifetimeCompliance
+from redstring.testing.tenants import TenantCounterCompliance
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine
+    from collections.abc import Coroutine, Sequence
 
 
 DIMENSION = 384
@@ -434,42 +434,25 @@ class VectorPurgeCompliance:
         assert len(await store.search(basis(0), OTHER_TENANT)) == 1
 
 
-class VectorTenantCounterCompliance:
+class VectorTenantCounterCompliance(TenantCounterCompliance):
     """The rules of `redstring.ports.TenantCounter`, for a vector store: vectors per tenant."""
 
     def new_store(self, dimension: int = DIMENSION) -> VectorStore:
         raise NotImplementedError
 
-    async def test_an_empty_store_holds_no_tenant_and_counts_zero(self) -> None:
-        store = self.new_store()
-        assert isinstance(store, TenantCounter)
-        assert await store.tenants() == []
-        assert await store.count(TENANT) == 0
+    def new_counter(self) -> VectorStore:
+        return self.new_store()
 
-    async def test_tenants_sharing_an_entity_id_are_counted_apart_and_listed_by_id(self) -> None:
-        store = self.new_store()
-        assert isinstance(store, TenantCounter)
-        first, second = sorted([TENANT, OTHER_TENANT], key=str)
-        await store.upsert(entity_id(1), basis(0), second)
+    async def hold(self, store: VectorStore, tenant_id: TenantId, numbers: Sequence[int]) -> None:
         await store.upsert_many(
             [
-                VectorRecord(entity_id=entity_id(n), tenant_id=first, vector=basis(n))
-                for n in (1, 2, 2)
+                VectorRecord(entity_id=entity_id(n), tenant_id=tenant_id, vector=basis(n))
+                for n in numbers
             ]
         )
-        assert await store.tenants() == [first, second]
-        assert (await store.count(first), await store.count(second)) == (2, 1)
-        assert await store.delete(entity_id(1), first)
-        assert await store.count(first) == 1
-        await store.delete_by_tenant(first)
-        assert await store.tenants() == [second]
 
-    @pytest.mark.parametrize("bad", [str(TENANT), None])
-    async def test_a_count_of_something_not_a_tenant_id_is_refused(self, bad: object) -> None:
-        store = self.new_store()
-        assert isinstance(store, TenantCounter)
-        with pytest.raises(ValueError, match=r"^tenant_id"):
-            await store.count(bad)  # type: ignore[arg-type]
+    async def drop(self, store: VectorStore, tenant_id: TenantId, number: int) -> bool:
+        return await store.delete(entity_id(number), tenant_id)
 
 
 class VectorStoreCompliance(

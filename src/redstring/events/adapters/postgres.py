@@ -101,12 +101,8 @@ class PostgresEventLog(AsyncClosable, EventLogBase):
         self._last = f"SELECT last_sequence FROM {s}.event_log_head"
         self._ready = False
 
-    def __repr__(self) -> str:
-        state = "closed" if self._closed else "open"
-        return f"{type(self).__name__}(schema={self._client.schema!r}, {state})"
-
-    def _resource_name(self) -> str:
-        return f"{type(self).__name__}(schema={self._client.schema!r})"
+    def _describe(self) -> str:
+        return f"schema={self._client.schema!r}"
 
     async def _release(self) -> None:
         """Close the pool if the log opened it."""

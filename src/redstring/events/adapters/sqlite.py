@@ -135,12 +135,8 @@ class SqliteEventLog(AsyncClosable, EventLogBase):
             synchronous="FULL",
         )
 
-    def __repr__(self) -> str:
-        state = "closed" if self._closed else "open"
-        return f"{type(self).__name__}({self._path!r}, {state})"
-
-    def _resource_name(self) -> str:
-        return f"{type(self).__name__}({self._path!r})"
+    def _describe(self) -> str:
+        return repr(self._path)
 
     async def _release(self) -> None:
         """Close the connection and end the log's thread."""

@@ -132,12 +132,8 @@ class PostgresGraphStore(AsyncClosable, LendingGraphStoreBase):
             self._sql.generation, self._sql.rows_since, self._sql.deletions_since
         )
 
-    def __repr__(self) -> str:
-        state = "closed" if self._closed else "open"
-        return f"{type(self).__name__}(schema={self._client.schema!r}, {state})"
-
-    def _resource_name(self) -> str:
-        return f"{type(self).__name__}(schema={self._client.schema!r})"
+    def _describe(self) -> str:
+        return f"schema={self._client.schema!r}"
 
     async def _release(self) -> None:
         """Close the pool if the store opened it, and drop held entities."""

@@ -31,6 +31,7 @@ of the in-memory store's; relationships, read less often, are validated.
 
 from __future__ import annotations
 
+import functools
 import os  # noqa: TC003 - the public surface test resolves the signature at runtime
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
@@ -338,12 +339,8 @@ class SqliteGraphStore(AsyncClosable, GraphStoreBase):
             read_only=read_only,
         )
 
-    def __repr__(self) -> str:
-        state = "closed" if self._closed else "open"
-        return f"{type(self).__name__}({self._path!r}, {state})"
-
-    def _resource_name(self) -> str:
-        return f"{type(self).__name__}({self._path!r})"
+    def _describe(self) -> str:
+        return repr(self._path)
 
     async def _release(self) -> None:
         """Close the connection and end the store's thread."""
@@ -410,12 +407,11 @@ class SqliteGraphStore(AsyncClosable, GraphStoreBase):
         return await self._run(read)
 
     async def _held_tenants(self) -> list[TenantId]:
-        found = await self._run(lambda connection: held_tenants(connection, "graph_entities"))
-        return [TenantId(tenant) for tenant in found]
+        return await self._run(lambda connection: held_tenants(connection, "graph_entities"))
 
     async def _count(self, tenant_id: TenantId) -> int:
-        tenant = str(tenant_id)
-        return await self._run(lambda connection: tenant_rows(connection, "graph_entities", tenant))
+        counted = functools.partial(tenant_rows, table="graph_entities", tenant=str(tenant_id))
+        return await self._run(counted)
 
     async def _get_entities(
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId

@@ -48,6 +48,7 @@ from uuid import UUID
 import numpy as np
 
 from redstring.domain.exceptions import ClosedError, StoreError
+from redstring.domain.ids import TenantId
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -226,13 +227,13 @@ def check_schema_to_read(
         )
 
 
-def held_tenants(connection: sqlite3.Connection, table: str) -> list[UUID]:
+def held_tenants(connection: sqlite3.Connection, table: str) -> list[TenantId]:
     """The distinct `tenant_id`s of `table`'s rows, in `str(id)` order."""
     sql = f"SELECT DISTINCT tenant_id FROM {table} ORDER BY tenant_id"
-    return [UUID(tenant) for (tenant,) in connection.execute(sql)]
+    return [TenantId(UUID(tenant)) for (tenant,) in connection.execute(sql)]
 
 
-def tenant_rows(connection: sqlite3.Connection, table: str, tenant: str, *, via: str = "") -> int:
+def tenant_rows(connection: sqlite3.Connection, *, table: str, tenant: str, via: str = "") -> int:
     """How many of `table`'s rows are `tenant`'s; `via` names an index (`INDEXED BY ...`)."""
     sql = f"SELECT count(*) FROM {table} {via} WHERE tenant_id = ?"
     return int(connection.execute(sql, (tenant,)).fetchone()[0])

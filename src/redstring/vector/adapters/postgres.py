@@ -386,8 +386,8 @@ class PostgresVectorStore(AsyncClosable, VectorStoreBase):
         mode = "exact" if self._index is None else repr(self._index)
         return f"{type(self).__name__}(dimension={self._dimension}, {mode}, {state})"
 
-    def _resource_name(self) -> str:
-        return f"{type(self).__name__}(schema={self._client.schema!r})"
+    def _describe(self) -> str:
+        return f"schema={self._client.schema!r}"
 
     @staticmethod
     async def stored_settings(

@@ -32,6 +32,7 @@ again on close (ADR 0039).
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import sqlite3
@@ -107,7 +108,8 @@ _SCHEMA = (
 
 #: Visits a tenant's rows in rowid order, which reads the table far faster
 #: than the primary key's (tenant_id, entity_id) order does.
-_BY_TENANT = "INDEXED BY vector_records_by_tenant WHERE tenant_id = ?"
+_BY_INDEX = "INDEXED BY vector_records_by_tenant"
+_BY_TENANT = f"{_BY_INDEX} WHERE tenant_id = ?"
 
 
 type _Row = tuple[str, str, str | None, bytes, str]
@@ -224,8 +226,8 @@ class SqliteVectorStore(AsyncClosable, VectorStoreBase):
         except sqlite3.Error as exc:
             raise StoreError(store=f"sqlite vector store {location}", reason=str(exc)) from exc
 
-    def _resource_name(self) -> str:
-        return f"{type(self).__name__}({self._path!r})"
+    def _describe(self) -> str:
+        return repr(self._path)
 
     async def _release(self) -> None:
         """Save the indexes this store's writes changed, close the connection, stop the worker."""
@@ -609,16 +611,13 @@ class SqliteVectorStore(AsyncClosable, VectorStoreBase):
         return await self._run(work)
 
     async def _held_tenants(self) -> list[TenantId]:
-        found = await self._run(lambda connection: held_tenants(connection, "vector_records"))
-        return [TenantId(tenant) for tenant in found]
+        return await self._run(lambda connection: held_tenants(connection, "vector_records"))
 
     async def _count(self, tenant_id: TenantId) -> int:
-        tenant = str(tenant_id)
-        return await self._run(
-            lambda connection: tenant_rows(
-                connection, "vector_records", tenant, via="INDEXED BY vector_records_by_tenant"
-            )
+        counted = functools.partial(
+            tenant_rows, table="vector_records", tenant=str(tenant_id), via=_BY_INDEX
         )
+        return await self._run(counted)
 
     async def _get(self, entity_id: EntityId, tenant_id: TenantId) -> VectorRecord | None:
 
