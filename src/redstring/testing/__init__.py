@@ -25,8 +25,9 @@ except ModuleNotFoundError as exc:  # pragma: no cover - the dev environment has
 
 from redstring.testing.event_log import EventLogCompliance
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
-from redstring.testing.graph_store import GraphStoreCompliance, SharedNameCandidateCompliance
+from redstring.testing.graph_store import GraphStoreCompliance
 from redstring.testing.lifetime import LifetimeCompliance
+from redstring.testing.name_candidates import SharedNameCandidateCompliance
 from redstring.testing.vector_store import VectorStoreCompliance
 
 __all__ = [

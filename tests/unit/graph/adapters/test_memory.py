@@ -16,7 +16,8 @@ from redstring.graph import name_index
 from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.ports.graph_store import GraphStore
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
-from redstring.testing.graph_store import GraphStoreCompliance, SharedNameCandidateCompliance
+from redstring.testing.graph_store import GraphStoreCompliance
+from redstring.testing.name_candidates import SharedNameCandidateCompliance
 
 
 class TestInMemoryGraphStore(GraphStoreCompliance, SharedNameCandidateCompliance):

@@ -12,7 +12,8 @@ from redstring.graph.adapters.postgres import PostgresGraphStore
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.lifetime import AsyncClosable
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
-from redstring.testing.graph_store import GraphStoreCompliance, SharedNameCandidateCompliance
+from redstring.testing.graph_store import GraphStoreCompliance
+from redstring.testing.name_candidates import SharedNameCandidateCompliance
 
 if TYPE_CHECKING:
     from tests.postgres import PostgresSchemas
