@@ -7,11 +7,13 @@ purge) so that a caller can annotate only what it uses.
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.event_log import EventLog, StoredEvent
 from redstring.ports.graph_store import (
+    EntityReader,
     GraphMerge,
     GraphPurge,
     GraphReader,
     GraphStore,
     GraphWriter,
+    MergeResolver,
     NameCandidateReader,
     SharedNameCandidateReader,
 )
@@ -22,6 +24,7 @@ from redstring.ports.vector_store import VectorPurge, VectorReader, VectorStore,
 __all__ = [
     "AsyncClosable",
     "EmbeddingProvider",
+    "EntityReader",
     "EventLog",
     "GraphMerge",
     "GraphPurge",
@@ -29,6 +32,7 @@ __all__ = [
     "GraphStore",
     "GraphWriter",
     "LlmProvider",
+    "MergeResolver",
     "NameCandidateReader",
     "SharedNameCandidateReader",
     "StoredEvent",

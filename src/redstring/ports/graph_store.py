@@ -65,6 +65,41 @@ class SharedNameCandidateReader(Protocol):
 
 
 @runtime_checkable
+class EntityReader(Protocol):
+    """Reads entities by id, and by blocking key: what a `Retriever` needs of a graph.
+
+    The narrowest graph a `Retriever` accepts. A store that also offers
+    `find_name_candidates` (a name index) or `resolve` (merges) lends them
+    to the lexical and the semantic channel; without them the lexical
+    channel's candidates are the query's blocking-key groups, and every id
+    is its own canonical id. `GraphReader` holds both methods.
+    """
+
+    async def get_entities(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> list[Entity]:
+        """The entities the tenant holds among `entity_ids`; see `GraphReader.get_entities`."""
+        ...
+
+    async def find_by_blocking_keys(
+        self, keys: Sequence[str], tenant_id: TenantId
+    ) -> dict[str, list[Entity]]:
+        """Entities per requested key; see `GraphReader.find_by_blocking_keys`."""
+        ...
+
+
+@runtime_checkable
+class MergeResolver(Protocol):
+    """Tells which entity an id was merged into."""
+
+    async def resolve(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, EntityId]:
+        """Each requested id's canonical id; see `GraphReader.resolve`."""
+        ...
+
+
+@runtime_checkable
 class GraphReader(NameCandidateReader, Protocol):
     """Reads entities and relationships, and finds name candidates."""
 
