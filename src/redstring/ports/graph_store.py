@@ -214,9 +214,13 @@ class GraphWriter(Protocol):
     async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
         """Remove the entity and every relationship with it at either end.
 
-        Only `tenant_id`'s entity is touched; the same id in another tenant
-        stays. `True` if the tenant held the entity, `False` (and nothing
-        changed) if not.
+        The id is followed as reads follow it: a merged id deletes the entity
+        it resolves to. Every id merged into the deleted entity (and into
+        those, transitively) is forgotten too, so it resolves to itself and
+        reads as nothing: no id resolves to an entity the tenant does not
+        hold. Only `tenant_id`'s entity is touched; the same id in another
+        tenant stays. `True` if the tenant held the entity, `False` (and no
+        entity changed) if not. See ADR 0057.
         """
         ...
 

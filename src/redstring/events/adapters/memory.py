@@ -16,19 +16,30 @@ from redstring.domain.events import (
     event_to_json,
 )
 from redstring.domain.limits import MAX_JSON_INT
-from redstring.domain.validation import check_integer, check_sequence, check_tenant_id
-from redstring.ports.event_log import EVENT_TYPES, EventLog, StoredEvent
+from redstring.domain.validation import (
+    check_entity_ids,
+    check_integer,
+    check_sequence,
+    check_tenant_id,
+)
+from redstring.ports.event_log import (
+    EVENT_TYPES,
+    EntityEventReader,
+    EventLog,
+    StoredEvent,
+    entities_named,
+)
 from redstring.ports.lifetime import AsyncClosable
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
     from uuid import UUID
 
     from redstring.domain.events import Event
-    from redstring.domain.ids import TenantId
+    from redstring.domain.ids import EntityId, TenantId
 
 
-class InMemoryEventLog(AsyncClosable, EventLog):
+class InMemoryEventLog(AsyncClosable, EventLog, EntityEventReader):
     """An `EventLog` held in process memory, for tests and short jobs.
 
     It lasts as long as the process, so it suits nothing that must survive a
@@ -39,10 +50,15 @@ class InMemoryEventLog(AsyncClosable, EventLog):
     def __init__(self) -> None:
         self._entries: list[tuple[TenantId, str]] = []
         self._event_ids: set[UUID] = set()
+        # The index `EntityEventReader` reads: 0-based positions in `_entries`.
+        self._by_event: dict[UUID, int] = {}
+        self._by_entity: dict[tuple[TenantId, int], list[int]] = {}
 
     async def _release(self) -> None:
         self._entries.clear()
         self._event_ids.clear()
+        self._by_event.clear()
+        self._by_entity.clear()
 
     async def append(self, event: Event) -> int:
         """Record the event; return its sequence number, counted from 1.
@@ -74,6 +90,10 @@ class InMemoryEventLog(AsyncClosable, EventLog):
         first = len(self._entries) + 1
         self._entries.extend(entries)
         self._event_ids |= batch_ids
+        for position, event in enumerate(events, start=first - 1):
+            self._by_event[event.event_id] = position
+            for entity_id in dict.fromkeys(entities_named(event)):
+                self._by_entity.setdefault((event.tenant_id, entity_id.int), []).append(position)
         return list(range(first, first + len(entries)))
 
     async def read(self, *, after: int = 0, tenant_id: TenantId | None = None) -> list[StoredEvent]:
@@ -89,6 +109,33 @@ class InMemoryEventLog(AsyncClosable, EventLog):
             StoredEvent(sequence=sequence, event=event_from_json(text))
             for sequence, (owner, text) in enumerate(self._entries[after:], start=after + 1)
             if tenant_id is None or owner == tenant_id
+        ]
+
+    async def read_events(
+        self, event_ids: Sequence[UUID], *, tenant_id: TenantId
+    ) -> list[StoredEvent]:
+        """Copies of the tenant's events among `event_ids`, in order; see `EntityEventReader`."""
+        check_entity_ids(event_ids, argument="event_ids"), check_tenant_id(tenant_id)
+        positions = {self._by_event.get(event_id) for event_id in event_ids}
+        return self._stored_at(
+            p for p in positions if p is not None and self._entries[p][0] == tenant_id
+        )
+
+    async def read_naming(
+        self, entity_ids: Sequence[EntityId], *, tenant_id: TenantId, after: int = 0
+    ) -> list[StoredEvent]:
+        """Copies of the tenant's events above `after` naming one of `entity_ids`, in order."""
+        check_entity_ids(entity_ids), check_tenant_id(tenant_id)
+        check_integer(after, argument="after", minimum=0, maximum=MAX_JSON_INT)
+        positions: set[int] = set()
+        for entity_id in entity_ids:
+            positions.update(self._by_entity.get((tenant_id, entity_id.int), ()))
+        return self._stored_at(p for p in positions if p >= after)
+
+    def _stored_at(self, positions: Iterable[int]) -> list[StoredEvent]:
+        return [
+            StoredEvent(sequence=p + 1, event=event_from_json(self._entries[p][1]))
+            for p in sorted(positions)
         ]
 
     async def last_sequence(self) -> int:

@@ -390,10 +390,23 @@ class InMemoryGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
                 tenant.redirects.pop(entity_id, None)
 
     async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
-        """Remove the entity, its keys and its relationships; `True` if it was there."""
+        """Remove the entity the id reads as, and every merge into it; see `GraphWriter`."""
         check_entity_id(entity_id), check_tenant_id(tenant_id)
         tenant = self._tenants.get(tenant_id)
-        return tenant is not None and tenant.remove_entity(entity_id)
+        if tenant is None:
+            return False
+        target = tenant.resolve(entity_id)
+        removed = tenant.remove_entity(target)
+        if tenant.redirects:
+            merged_into: defaultdict[EntityId, list[EntityId]] = defaultdict(list)
+            for merged, canonical in tenant.redirects.items():
+                merged_into[canonical].append(merged)
+            gone = [target]
+            while gone:
+                for merged in merged_into.pop(gone.pop(), ()):
+                    tenant.redirects.pop(merged, None)
+                    gone.append(merged)
+        return removed
 
     async def delete_by_tenant(self, tenant_id: TenantId) -> int:
         """Remove the tenant entirely; return how many entities it held."""

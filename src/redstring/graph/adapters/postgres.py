@@ -255,6 +255,14 @@ class _Sql:
             INSERT INTO {s}.graph_merges (tenant_id, merged_id, canonical_id)
             SELECT $1, merged_id, $3 FROM unnest($2::uuid[]) AS absorbed (merged_id)
             ON CONFLICT (tenant_id, merged_id) DO UPDATE SET canonical_id = excluded.canonical_id"""
+        self.forget_merges_into = f"""
+            WITH RECURSIVE gone (id) AS (
+                SELECT $2::uuid
+                UNION SELECT m.merged_id FROM {s}.graph_merges AS m JOIN gone
+                  ON m.tenant_id = $1 AND m.canonical_id = gone.id
+            )
+            DELETE FROM {s}.graph_merges
+            WHERE tenant_id = $1 AND merged_id IN (SELECT id FROM gone)"""
         self.unmerge = (
             f"DELETE FROM {s}.graph_merges WHERE tenant_id = $1 AND merged_id = ANY($2::uuid[])"
         )
@@ -499,16 +507,21 @@ class PostgresGraphStore(AsyncClosable, GraphStore, SharedNameCandidateReader):
                     raise MissingEntityError(entity_id=end, tenant_id=each.tenant_id)
 
     async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
-        """Remove the entity, its keys and every relationship with it at either end.
+        """Remove the entity the id reads as, its keys, its relationships and merges into it.
 
-        Only `tenant_id`'s entity is touched. The entity's row is locked first,
-        so a relationship written to it concurrently either lands before and
-        is removed with it, or finds it gone. `True` if the tenant held it.
+        See `GraphWriter.delete_entity`. Only `tenant_id`'s entity is
+        touched. The entity's row is locked first, so a relationship written
+        to it concurrently either lands before and is removed with it, or
+        finds it gone. `True` if the tenant held it.
         """
         check_entity_id(entity_id), check_tenant_id(tenant_id)
         client = await self._prepare()
         async with client.transaction() as connection:
             await connection.execute(self._sql.lock_tenant, tenant_id)
+            # The entity the id reads as goes, and so does every merge into it.
+            [(_, end)] = await connection.fetch(self._sql.resolve, tenant_id, [entity_id])
+            entity_id = EntityId(UUID(bytes=end.bytes))
+            await connection.execute(self._sql.forget_merges_into, tenant_id, entity_id)
             if await connection.fetchval(self._sql.lock_entity, tenant_id, entity_id) is None:
                 return False
             for statement in self._sql.delete_entity:

@@ -635,11 +635,25 @@ def _delete_tenant(connection: sqlite3.Connection, tenant_id: TenantId) -> int:
     return count
 
 
+#: Forgets every merge into an entity, and merges into those, transitively.
+_FORGET_MERGES_INTO: Final = """
+    WITH RECURSIVE gone (id) AS (
+        SELECT ?
+        UNION SELECT merge.merged_id FROM graph_merges AS merge JOIN gone
+            ON merge.tenant_id = ? AND merge.canonical_id = gone.id
+    )
+    DELETE FROM graph_merges WHERE tenant_id = ? AND merged_id IN (SELECT id FROM gone)
+"""
+
+
 def _delete_entity(
     connection: sqlite3.Connection, entity_id: EntityId, tenant_id: TenantId
 ) -> bool:
-    tenant, entity = str(tenant_id), str(entity_id)
+    tenant = str(tenant_id)
     with _write_transaction(connection):
+        # The entity the id reads as goes, and so does every merge into it.
+        entity = _resolve(connection, tenant, [str(entity_id)])[str(entity_id)]
+        connection.execute(_FORGET_MERGES_INTO, (entity, tenant, tenant))
         found = connection.execute(
             "DELETE FROM graph_entities WHERE tenant_id = ? AND id = ? RETURNING row, body",
             (tenant, entity),
@@ -960,9 +974,10 @@ class SqliteGraphStore(AsyncClosable, GraphStore):
         }
 
     async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
-        """Remove the entity, its keys and its relationships in one transaction.
+        """Remove the entity the id reads as, its keys, relationships and merges into it.
 
-        `True` if the tenant held the entity; `False`, with nothing written, if not.
+        One transaction; see `GraphWriter.delete_entity`. `True` if the tenant
+        held the entity.
         """
         check_entity_id(entity_id), check_tenant_id(tenant_id)
         return await self._run(lambda connection: _delete_entity(connection, entity_id, tenant_id))
