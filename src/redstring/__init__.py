@@ -114,6 +114,7 @@ from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.ports import (
     AsyncClosable,
     EmbeddingProvider,
+    EntityEventReader,
     EntityReader,
     EventLog,
     GraphMerge,
@@ -188,6 +189,7 @@ __all__ = [
     "EntitiesMerged",
     "Entity",
     "EntityDeleted",
+    "EntityEventReader",
     "EntityId",
     "EntityReader",
     "Event",

@@ -5,7 +5,7 @@ purge) so that a caller can annotate only what it uses.
 """
 
 from redstring.ports.embedding import EmbeddingProvider
-from redstring.ports.event_log import EventLog, StoredEvent
+from redstring.ports.event_log import EntityEventReader, EventLog, StoredEvent
 from redstring.ports.graph_store import (
     EntityReader,
     GraphMerge,
@@ -24,6 +24,7 @@ from redstring.ports.vector_store import VectorPurge, VectorReader, VectorStore,
 __all__ = [
     "AsyncClosable",
     "EmbeddingProvider",
+    "EntityEventReader",
     "EntityReader",
     "EventLog",
     "GraphMerge",

@@ -7,6 +7,7 @@ projections of it and are rebuilt by replaying it.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, Protocol, get_args, runtime_checkable
+from uuid import UUID  # noqa: TC003 - the public surface test resolves signatures
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,7 +15,6 @@ from redstring.domain.events import EntitiesMerged, EntityDeleted, Event, MergeU
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from uuid import UUID
 
     from redstring.domain.ids import EntityId, TenantId
 

@@ -10,6 +10,7 @@ format, as a durable log would need it to.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from uuid import UUID  # noqa: TC003 - the public surface test resolves signatures
 
 from redstring.domain.events import (
     event_from_json,
@@ -33,7 +34,6 @@ from redstring.ports.lifetime import AsyncClosable
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
-    from uuid import UUID
 
     from redstring.domain.events import Event
     from redstring.domain.ids import EntityId, TenantId

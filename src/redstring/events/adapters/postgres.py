@@ -20,6 +20,7 @@ Needs the `postgres` extra. Design: ADR 0031.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
+from uuid import UUID  # noqa: TC003 - the public surface test resolves signatures
 
 from redstring.domain.events import event_from_json, event_to_json
 from redstring.domain.limits import MAX_JSON_INT
@@ -46,7 +47,6 @@ from redstring.storage.adapters.postgres import (
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from uuid import UUID
 
     from redstring.domain.events import Event
     from redstring.domain.ids import EntityId, TenantId

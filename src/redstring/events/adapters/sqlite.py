@@ -25,6 +25,7 @@ from __future__ import annotations
 import os  # noqa: TC003 - the public surface test resolves the signature at runtime
 import sqlite3
 from typing import TYPE_CHECKING, Final
+from uuid import UUID  # noqa: TC003 - the public surface test resolves signatures
 
 from redstring.domain.events import (
     event_from_json,
@@ -51,7 +52,6 @@ from redstring.storage.adapters.sqlite import SqliteWorker, read_transaction, wr
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from uuid import UUID
 
     from redstring.domain.events import Event
     from redstring.domain.ids import EntityId, TenantId
