@@ -137,6 +137,27 @@ def test_importing_redstring_pulls_in_no_optional_dependency() -> None:
     assert loaded == "[]"
 
 
+def test_the_model_providers_are_importable_from_redstring_and_loaded_only_when_asked() -> None:
+    loaded = _import_in_fresh_interpreter(
+        """
+        import sys
+        import redstring
+        providers = ("redstring.llm.adapters.openai", "redstring.llm.adapters.e5")
+        before = sorted(m for m in sys.modules if m in providers)
+        names = [
+            redstring.OpenAiCompatibleLlmProvider.__name__,
+            redstring.OpenAiCompatibleEmbeddingProvider.__name__,
+            redstring.E5EmbeddingProvider.__name__,
+        ]
+        print(before, names, "httpx" in sys.modules)
+        """
+    )
+    assert loaded == (
+        "[] ['OpenAiCompatibleLlmProvider', 'OpenAiCompatibleEmbeddingProvider', "
+        "'E5EmbeddingProvider'] True"
+    )
+
+
 def test_importing_redstring_does_not_import_its_testing_package() -> None:
     loaded = _import_in_fresh_interpreter(
         """
