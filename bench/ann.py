@@ -64,7 +64,7 @@ from redstring.domain.lexical import lexical_score
 from redstring.vector.adapters.hnsw import (
     BUILD_BREADTH,
     LINKS,
-    HnswIndex,
+    HnswGraph,
     load_index,
     save_index,
 )
@@ -156,7 +156,7 @@ async def fill_vectors(store: InMemoryVectorStore, matrix: np.ndarray) -> None:
         )
 
 
-def cached_index(matrix: np.ndarray, names: int, threads: int) -> tuple[HnswIndex, str]:
+def cached_index(matrix: np.ndarray, names: int, threads: int) -> tuple[HnswGraph, str]:
     """The index over `matrix`, from the cache if one there matches it, else built and cached."""
     name = f"ann-{len(matrix)}-{names}-m{LINKS}-ef{BUILD_BREADTH}"
     tag = {"size": len(matrix), "names": names, "noise": NOISE, "seed": 7}
@@ -165,7 +165,7 @@ def cached_index(matrix: np.ndarray, names: int, threads: int) -> tuple[HnswInde
     if found is not None and found[0].matches(matrix):
         return found[0], f"loaded from the cache in {time.perf_counter() - started:.1f} s"
     started = time.perf_counter()
-    index = HnswIndex.build(matrix, threads=threads)
+    index = HnswGraph.build(matrix, threads=threads)
     built = time.perf_counter() - started
     save_index(index, str(CACHE), name, tag=tag, keys=[str(row) for row in range(len(matrix))])
     return index, f"built in {built:.0f} s ({len(matrix) / built:,.0f} rows/s, {threads} threads)"

@@ -20,14 +20,16 @@ B-cubed precision / recall / F1 after transitive closure; auto-merge
 precision; with an oracle adjudicator, the same after closure and the pairs
 asked per entity; whether a second pass merges anything; wall and CPU time
 of `Consolidator.consolidate` on the in-memory graph (CPU time is the figure
-to trust on a shared machine). Usage:
-`uv run --all-extras python bench/consolidation.py [--slice N]`
+to trust on a shared machine). With `--undo`, only the time to undo every
+FEBRL3 merge newest-first, per merge, against undos that read the whole log.
+Usage: `uv run --all-extras python bench/consolidation.py [--slice N] [--undo]`
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -57,7 +59,9 @@ from redstring.consolidation.evaluation import Scores, bcubed_scores, pairs_of, 
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from uuid import UUID
 
+    from redstring import Event, StoredEvent
     from redstring.consolidation import MergeQuestion
 
 TENANT = TenantId(uuid5(NAMESPACE_URL, "redstring-bench-consolidation"))
@@ -259,11 +263,85 @@ async def evaluate(labelled: Labelled) -> dict[str, float]:
     }
 
 
+class _PlainLog:
+    """The in-memory log without its entity index: an undo then reads the whole log."""
+
+    def __init__(self, inner: InMemoryEventLog) -> None:
+        self._inner = inner
+
+    async def append(self, event: Event) -> int:
+        return await self._inner.append(event)
+
+    async def append_many(self, events: Sequence[Event]) -> list[int]:
+        return await self._inner.append_many(events)
+
+    async def read(self, *, after: int = 0, tenant_id: TenantId | None = None) -> list[StoredEvent]:
+        return await self._inner.read(after=after, tenant_id=tenant_id)
+
+    async def last_sequence(self) -> int:
+        return await self._inner.last_sequence()
+
+
+async def undo_all(labelled: Labelled, *, baseline: int = 20) -> dict[str, float]:
+    """Undo every merge of one pass newest-first; print the time per undo.
+
+    The baseline is the same undos through a log without its index (the
+    whole tenant's log read per undo), on the `baseline` newest merges of a
+    second, identical graph: undoing all of them that way is quadratic.
+    """
+    worlds = []
+    for indexed in (True, False):
+        graph, log = InMemoryGraphStore(), InMemoryEventLog()
+        await graph.upsert_entities(labelled.entities)
+        consolidator = Consolidator(graph=graph, event_log=log if indexed else _PlainLog(log))
+        report = await consolidator.consolidate(TENANT)
+        worlds.append((consolidator, [m.event_id for m in report.merges if m.event_id]))
+    (indexed_consolidator, merges), (plain_consolidator, plain_merges) = worlds
+
+    async def timed(consolidator: Consolidator, events: Sequence[UUID]) -> list[float]:
+        times = []
+        for event_id in reversed(events):
+            start = time.perf_counter()
+            await consolidator.undo(TENANT, event_id)
+            times.append(time.perf_counter() - start)
+        return times
+
+    cpu = time.process_time()
+    times = await timed(indexed_consolidator, merges)
+    cpu = time.process_time() - cpu
+    plain = await timed(plain_consolidator, plain_merges[-baseline:])
+    per_merge, plain_per_merge = sum(times) / len(times), sum(plain) / len(plain)
+    ordered = sorted(times)
+    print(f"== undo every merge of {labelled.name}, newest first: {len(times)} merges")
+    print(
+        f"undo, indexed log          {1000 * per_merge:.2f} ms per merge (p50 "
+        f"{1000 * ordered[len(ordered) // 2]:.2f}, max {1000 * ordered[-1]:.2f}), "
+        f"{sum(times):.2f} s wall, {cpu:.2f} s CPU in all"
+    )
+    print(
+        f"undo, whole-log read       {1000 * plain_per_merge:.2f} ms per merge "
+        f"(the newest {len(plain)}), {plain_per_merge / per_merge:.1f}x the indexed figure"
+    )
+    print("load                       " + " ".join(f"{n:.2f}" for n in os.getloadavg()))
+    return {
+        "undo_ms_per_merge": 1000 * per_merge,
+        "plain_undo_ms_per_merge": 1000 * plain_per_merge,
+    }
+
+
 async def main() -> None:
     """Evaluate every set."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--slice", type=int, default=None, help="records to keep (about)")
+    parser.add_argument(
+        "--undo",
+        action="store_true",
+        help="only time undoing every FEBRL3 merge newest-first, against a whole-log read",
+    )
     arguments = parser.parse_args()
+    if arguments.undo:
+        await undo_all(febrl3(arguments.slice))
+        return
     await evaluate(febrl3(arguments.slice))
     await evaluate(mentions(arguments.slice))
     if not arguments.slice:

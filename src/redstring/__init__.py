@@ -12,8 +12,10 @@ in-memory adapters for tests and small jobs and fakes that stand in for the
 models.
 
 Everything public is importable from here; nothing is opened, read or loaded
-at import time. The Postgres adapters are loaded on first access, so that
-`import redstring` never imports their driver (the `postgres` extra).
+at import time. The Postgres adapters and the model providers (OpenAI-compatible
+HTTP, the local E5 model) are loaded on first access, so that `import
+redstring` never imports their drivers (the `postgres`, `http` and `local`
+extras).
 """
 
 import importlib
@@ -114,6 +116,8 @@ from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.ports import (
     AsyncClosable,
     EmbeddingProvider,
+    EntityEventReader,
+    EntityReader,
     EventLog,
     EventLogBase,
     GraphMerge,
@@ -124,6 +128,7 @@ from redstring.ports import (
     GraphWriter,
     LendingGraphStoreBase,
     LlmProvider,
+    MergeResolver,
     NameCandidateReader,
     SharedNameCandidateReader,
     StoredEvent,
@@ -142,13 +147,21 @@ from redstring.vector.adapters.sqlite import SqliteVectorStore
 if TYPE_CHECKING:
     from redstring.events.adapters.postgres import PostgresEventLog
     from redstring.graph.adapters.postgres import PostgresGraphStore
+    from redstring.llm.adapters.e5 import E5EmbeddingProvider
+    from redstring.llm.adapters.openai import (
+        OpenAiCompatibleEmbeddingProvider,
+        OpenAiCompatibleLlmProvider,
+    )
     from redstring.vector.adapters.postgres import HnswIndex, PostgresVectorStore
 
 __version__ = "0.3.0"
 
 #: Names loaded on first access, by the module that defines them.
 _LAZY = {
+    "E5EmbeddingProvider": "redstring.llm.adapters.e5",
     "HnswIndex": "redstring.vector.adapters.postgres",
+    "OpenAiCompatibleEmbeddingProvider": "redstring.llm.adapters.openai",
+    "OpenAiCompatibleLlmProvider": "redstring.llm.adapters.openai",
     "PostgresEventLog": "redstring.events.adapters.postgres",
     "PostgresGraphStore": "redstring.graph.adapters.postgres",
     "PostgresVectorStore": "redstring.vector.adapters.postgres",
@@ -156,7 +169,10 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
-    """Load a Postgres adapter on first access; `ImportError` names the extra it needs."""
+    """Load a Postgres adapter or a model provider on first access.
+
+    `ImportError` names the extra it needs.
+    """
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'redstring' has no attribute {name!r}")
@@ -183,6 +199,7 @@ __all__ = [
     "DimensionMismatchError",
     "DocumentExtracted",
     "DomainPrompt",
+    "E5EmbeddingProvider",
     "EmbeddingModelMismatchError",
     "EmbeddingProvider",
     "EmbeddingProviderError",
@@ -192,7 +209,9 @@ __all__ = [
     "EntitiesMerged",
     "Entity",
     "EntityDeleted",
+    "EntityEventReader",
     "EntityId",
+    "EntityReader",
     "Event",
     "EventLog",
     "EventLogBase",
@@ -225,11 +244,14 @@ __all__ = [
     "MergeAdjudicator",
     "MergePolicy",
     "MergeQuestion",
+    "MergeResolver",
     "MergeUndoError",
     "MergeUndone",
     "MergeVerdict",
     "MissingEntityError",
     "NameCandidateReader",
+    "OpenAiCompatibleEmbeddingProvider",
+    "OpenAiCompatibleLlmProvider",
     "PartialExtractionError",
     "PostgresEventLog",
     "PostgresGraphStore",

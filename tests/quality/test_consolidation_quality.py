@@ -10,7 +10,7 @@ merged; initials merged whatever their ambiguity: precision .94).
 
 from __future__ import annotations
 
-from bench.consolidation import evaluate, febrl3, mentions
+from bench.consolidation import evaluate, febrl3, mentions, undo_all
 
 
 async def test_a_febrl3_slice_merges_precisely_and_finds_most() -> None:
@@ -30,3 +30,9 @@ async def test_a_mentions_slice_never_merges_a_bare_surname() -> None:
     assert figures["pairwise_precision"] >= 0.97
     assert figures["pairwise_recall"] >= 0.5
     assert figures["second_pass_merges"] == 0
+
+
+async def test_undoing_a_febrl3_slices_merges_newest_first_stays_within_budget() -> None:
+    """20 ms per merge is the budget for all of FEBRL3; a slice's log is shorter."""
+    figures = await undo_all(febrl3(1_000), baseline=3)
+    assert figures["undo_ms_per_merge"] <= 20

@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import grimp
+
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "redstring"
 
 #: Dependencies every layer may import.
@@ -137,6 +139,27 @@ def test_importing_redstring_pulls_in_no_optional_dependency() -> None:
     assert loaded == "[]"
 
 
+def test_the_model_providers_are_importable_from_redstring_and_loaded_only_when_asked() -> None:
+    loaded = _import_in_fresh_interpreter(
+        """
+        import sys
+        import redstring
+        providers = ("redstring.llm.adapters.openai", "redstring.llm.adapters.e5")
+        before = sorted(m for m in sys.modules if m in providers)
+        names = [
+            redstring.OpenAiCompatibleLlmProvider.__name__,
+            redstring.OpenAiCompatibleEmbeddingProvider.__name__,
+            redstring.E5EmbeddingProvider.__name__,
+        ]
+        print(before, names, "httpx" in sys.modules)
+        """
+    )
+    assert loaded == (
+        "[] ['OpenAiCompatibleLlmProvider', 'OpenAiCompatibleEmbeddingProvider', "
+        "'E5EmbeddingProvider'] True"
+    )
+
+
 def test_importing_redstring_does_not_import_its_testing_package() -> None:
     loaded = _import_in_fresh_interpreter(
         """
@@ -172,3 +195,49 @@ def test_importing_redstring_opens_no_data_file_socket_or_process() -> None:
         """
     )
     assert seen == "[]"
+
+
+def test_no_module_of_the_library_imports_itself_round_a_cycle() -> None:
+    """Imports under `TYPE_CHECKING` count: a cycle there is a cycle in the design."""
+    graph = grimp.build_graph("redstring", cache_dir=None)
+    modules = sorted(graph.modules)
+    imports = {module: graph.find_modules_directly_imported_by(module) for module in modules}
+    # Tarjan's strongly connected components, iteratively.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    for root in modules:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(imports[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            module, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(imports[child]))))
+                elif child in on_stack:
+                    low[module] = min(low[module], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[module])
+            if low[module] == index[module]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == module:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+    assert cycles == []

@@ -13,6 +13,7 @@ import typing
 from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 
 import asyncpg
+import httpx
 import pydantic
 import pytest
 
@@ -22,8 +23,12 @@ from redstring.domain.exceptions import RedstringError
 #: Third-party types an exported signature may name: `pydantic.BaseModel` is
 #: the schema contract of `LlmProvider.extract`, and pydantic is a core
 #: dependency every caller already has; `asyncpg.Pool` is the pool a caller
-#: of the Postgres adapters may hand them, from the driver their extra installs.
-ALLOWED_THIRD_PARTY: frozenset[object] = frozenset({pydantic.BaseModel, asyncpg.Pool})
+#: of the Postgres adapters may hand them, from the driver their extra installs;
+#: `httpx.AsyncClient` is the client a caller may hand the HTTP providers, the
+#: same way (the `http` extra).
+ALLOWED_THIRD_PARTY: frozenset[object] = frozenset(
+    {pydantic.BaseModel, asyncpg.Pool, httpx.AsyncClient}
+)
 
 #: Every StrEnum in the package, with its literal values: they are wire formats.
 PINNED_ENUMS: dict[str, dict[str, str]] = {

@@ -9,6 +9,7 @@ layer can hold them together. See ADR 0027 and ADR 0030.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 from uuid import UUID, uuid4
@@ -20,7 +21,7 @@ from redstring.consolidation.features import ALIASES_KEY, profile_of
 from redstring.consolidation.names import fold, name_form
 from redstring.consolidation.policy import MergePolicy
 from redstring.consolidation.resolution import resolve_profiles
-from redstring.domain.events import EntitiesMerged, MergeUndone
+from redstring.domain.events import EntitiesMerged, EntityDeleted, MergeUndone
 from redstring.domain.exceptions import MergeUndoError, MissingEntityError
 from redstring.domain.ids import EntityId, TenantId  # noqa: TC001 - pydantic needs them
 from redstring.domain.json_safety import check_text
@@ -34,7 +35,7 @@ from redstring.domain.validation import (
     check_tenant_id,
 )
 from redstring.ports.embedding import EmbeddingProvider
-from redstring.ports.event_log import EventLog
+from redstring.ports.event_log import EntityEventReader, EventLog, StoredEvent, entities_named
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.vector_store import VectorStore
 from redstring.projections.graph import GraphProjection
@@ -55,6 +56,19 @@ _MAX_ROUNDS: Final = 8
 
 #: How many name candidates a focused pass reads for each name of a focused entity.
 _FOCUS_CANDIDATES: Final = 50
+
+
+@dataclass(frozen=True, slots=True)
+class _StoredMerge:
+    """A merge as the log holds it: its sequence number and the event."""
+
+    sequence: int
+    event: EntitiesMerged
+
+
+def _as_merge(stored: StoredEvent) -> _StoredMerge | None:
+    event = stored.event
+    return _StoredMerge(stored.sequence, event) if isinstance(event, EntitiesMerged) else None
 
 
 class ConsolidationMerge(BaseModel):
@@ -203,6 +217,7 @@ class Consolidator:
             )
         self._graph = graph
         self._log = event_log
+        self._index = event_log if isinstance(event_log, EntityEventReader) else None
         self._vectors = vectors
         self._embeddings = embeddings
         self._adjudicator = adjudicator
@@ -343,27 +358,34 @@ class Consolidator:
                 f"merge_event_id must be a UUID, got {type(merge_event_id).__name__} "
                 f"{merge_event_id!r:.60}"
             )
-        stored = await self._log.read(tenant_id=tenant_id)
-        merges = {
-            s.event.event_id: (s.sequence, s.event)
-            for s in stored
-            if isinstance(s.event, EntitiesMerged)
-        }
-        undone = {s.event.merge_event_id for s in stored if isinstance(s.event, MergeUndone)}
+        target, later = await self._merge_and_later(tenant_id, merge_event_id)
 
         def refuse(reason: str) -> MergeUndoError:
             return MergeUndoError(merge_event_id=merge_event_id, tenant_id=tenant_id, reason=reason)
 
-        if merge_event_id not in merges:
+        if target is None:
             raise refuse("the log names no merge of this tenant with that id")
+        undone = {s.event.merge_event_id for s in later if isinstance(s.event, MergeUndone)}
         if merge_event_id in undone:
             raise refuse("it is undone already")
-        sequence, event = merges[merge_event_id]
-        touched = {event.canonical_id, *event.merged_ids}
-        for later_id, (later_sequence, later) in merges.items():
-            standing = later_sequence > sequence and later_id not in undone
-            if standing and touched & {later.canonical_id, *later.merged_ids}:
-                raise refuse(f"merge {later_id} came later and touches its entities: undo it first")
+        for stored in later:
+            if isinstance(stored.event, EntitiesMerged) and stored.event.event_id not in undone:
+                raise refuse(
+                    f"merge {stored.event.event_id} came later and touches its entities: "
+                    "undo it first"
+                )
+            if isinstance(stored.event, EntityDeleted):
+                raise refuse(f"entity {stored.event.entity_id} was deleted after it")
+        event = target.event
+        # The log's word is checked against the graph's: a delete made
+        # without the log, or through an id merged into these, shows here.
+        touched = [event.canonical_id, *event.merged_ids]
+        resolved = await self._graph.resolve(touched, tenant_id)
+        held = {e.id for e in await self._graph.get_entities([event.canonical_id], tenant_id)}
+        if event.canonical_id not in held or any(
+            resolved[entity_id] != event.canonical_id for entity_id in touched
+        ):
+            raise refuse("its entities are no longer merged as it left them: deleted since")
         undo = MergeUndone(
             event_id=uuid4(),
             tenant_id=tenant_id,
@@ -372,11 +394,86 @@ class Consolidator:
             canonical_id=event.canonical_id,
             merged_ids=event.merged_ids,
             entities=event.before,
-            relationships=event.relationships,
+            relationships=await self._restorable(event, tenant_id),
             vectors=event.vectors,
         )
         await self._append_and_project(undo)
         return undo.event_id
+
+    async def _merge_and_later(
+        self, tenant_id: TenantId, merge_event_id: UUID
+    ) -> tuple[_StoredMerge | None, list[StoredEvent]]:
+        """The merge `merge_event_id` and the later events naming its entities, in order.
+
+        Read from the log's index when it has one (`EntityEventReader`), so
+        an undo costs what it touches, not the tenant's whole log (ADR 0058).
+        """
+        index = self._index
+        if index is not None:
+            found = await index.read_events([merge_event_id], tenant_id=tenant_id)
+            target = _as_merge(found[0]) if found else None
+            if target is None:
+                return None, []
+            touched = [target.event.canonical_id, *target.event.merged_ids]
+            later = await index.read_naming(touched, tenant_id=tenant_id, after=target.sequence)
+            return target, later
+        stored = await self._log.read(tenant_id=tenant_id)
+        target = next(
+            (
+                merge
+                for each in stored
+                if (merge := _as_merge(each)) is not None and merge.event.event_id == merge_event_id
+            ),
+            None,
+        )
+        if target is None:
+            return None, []
+        touched_set = {target.event.canonical_id, *target.event.merged_ids}
+        return target, [
+            each
+            for each in stored
+            if each.sequence > target.sequence and touched_set & set(entities_named(each.event))
+        ]
+
+    async def _restorable(
+        self, event: EntitiesMerged, tenant_id: TenantId
+    ) -> tuple[Relationship, ...]:
+        """The merge's relationships as an undo can write them back now.
+
+        An end outside the merge follows merges made since; a relationship
+        whose other end the tenant no longer holds (deleted since) stays gone.
+        """
+        ours = {event.canonical_id, *event.merged_ids}
+        others = sorted(
+            {
+                end
+                for r in event.relationships
+                for end in (r.source_entity_id, r.target_entity_id)
+                if end not in ours
+            },
+            key=str,
+        )
+        if not others:
+            return event.relationships
+        resolved = await self._graph.resolve(others, tenant_id)
+        held = {e.id for e in await self._graph.get_entities(others, tenant_id)}
+
+        def end(entity_id: EntityId) -> EntityId | None:
+            if entity_id in ours:
+                return entity_id
+            target = resolved[entity_id]
+            return target if target in held else None
+
+        kept: list[Relationship] = []
+        for relationship in event.relationships:
+            source, target = end(relationship.source_entity_id), end(relationship.target_entity_id)
+            if source is not None and target is not None:
+                kept.append(
+                    relationship.model_copy(
+                        update={"source_entity_id": source, "target_entity_id": target}
+                    )
+                )
+        return tuple(kept)
 
     # -- the pass's inputs -----------------------------------------------------
 

@@ -31,7 +31,7 @@ from redstring.domain.validation import (
 )
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.event_log import EventLog
-from redstring.ports.graph_store import GraphStore, GraphWriter
+from redstring.ports.graph_store import GraphStore, GraphWriter, MergeResolver
 from redstring.ports.vector_store import VectorStore, VectorWriter
 
 if TYPE_CHECKING:
@@ -233,6 +233,12 @@ async def delete_entity(
     Without one, the stores alone change, and replaying a log that recorded
     the entity brings it back.
 
+    The id is followed as reads follow it: when `graph` can `resolve`
+    (a `MergeResolver`, as every `GraphStore` is), a merged id deletes the
+    entity it was merged into, and the event names that entity. The graph
+    forgets every id merged into it, so none resolves to it any more; an
+    undo of such a merge is refused afterwards (ADR 0057).
+
     The graph goes first, so a failure in between leaves at worst a vector
     whose entity is gone, which retrieval never returns; calling again
     finishes the job. `True` if either store held the entity.
@@ -247,6 +253,10 @@ async def delete_entity(
         check_collaborator(vectors, VectorWriter, argument="vectors")
     if event_log is not None:
         check_collaborator(event_log, EventLog, argument="event_log")
+    asked = entity_id
+    if isinstance(graph, MergeResolver):
+        entity_id = (await graph.resolve([asked], tenant_id))[asked]
+    if event_log is not None:
         await event_log.append(
             EntityDeleted(
                 event_id=uuid4(),
@@ -257,5 +267,6 @@ async def delete_entity(
         )
     removed = await graph.delete_entity(entity_id, tenant_id)
     if vectors is not None:
-        removed = await vectors.delete(entity_id, tenant_id) or removed
+        for each in dict.fromkeys((entity_id, asked)):
+            removed = await vectors.delete(each, tenant_id) or removed
     return removed

@@ -6,6 +6,8 @@ character trigrams of a name or alias, or of its romanization, with the
 query; ADRs 0014 and 0041), adds the entities under the query's blocking
 keys when fewer than `k` candidates pass the type filter (ADR 0042), and
 scores them with `lexical_score`; equal scores break by `unit_overlap`.
+A graph with no name index (an `EntityReader` alone) gives the blocking-key
+groups as the only candidates.
 `reciprocal_rank_fusion` combines the two id rankings; ties in the fused
 score break by the evidence (the component scores), and only then by id
 (ADR 0016). This module only orchestrates: scoring and fusion are pure
@@ -48,7 +50,12 @@ from redstring.domain.validation import (
 )
 from redstring.graph.stored import copy_entity
 from redstring.ports.embedding import EmbeddingProvider
-from redstring.ports.graph_store import GraphReader, SharedNameCandidateReader
+from redstring.ports.graph_store import (
+    EntityReader,
+    MergeResolver,
+    NameCandidateReader,
+    SharedNameCandidateReader,
+)
 from redstring.ports.vector_store import VectorReader
 
 if TYPE_CHECKING:
@@ -74,7 +81,9 @@ class Retriever:
     """Answers a query with the tenant's best-matching entities, best first.
 
     Holds a graph store and, for the semantic channel, an embedding provider
-    and a vector store; reads from the stores and never writes. The provider
+    and a vector store; reads from the stores and never writes. The graph
+    needs only `EntityReader`'s two reads; a `GraphReader` also lends its
+    name index and its merges (see `EntityReader`). The provider
     and the vector store come together or not at all, and must agree on the
     dimension. Without them only `RetrievalMode.LEXICAL` is available.
 
@@ -87,11 +96,11 @@ class Retriever:
     def __init__(
         self,
         *,
-        graph: GraphReader,
+        graph: EntityReader,
         embeddings: EmbeddingProvider | None = None,
         vectors: VectorReader | None = None,
     ) -> None:
-        check_collaborator(graph, GraphReader, argument="graph")
+        check_collaborator(graph, EntityReader, argument="graph")
         if embeddings is not None:
             check_collaborator(embeddings, EmbeddingProvider, argument="embeddings")
         if vectors is not None:
@@ -111,6 +120,8 @@ class Retriever:
         self._graph = graph
         # Asked once: a protocol check that fails walks every member each time.
         self._lender = graph if isinstance(graph, SharedNameCandidateReader) else None
+        self._names = graph if isinstance(graph, NameCandidateReader) else None
+        self._resolver = graph if isinstance(graph, MergeResolver) else None
 
     @staticmethod
     def _check_dimensions(embeddings: EmbeddingProvider, vectors: VectorReader) -> None:
@@ -272,7 +283,11 @@ class Retriever:
         """
         if not matches:
             return []
-        canonical = await self._graph.resolve([match.entity_id for match in matches], tenant_id)
+        ids = [match.entity_id for match in matches]
+        resolver = self._resolver
+        canonical = dict(zip(ids, ids, strict=True))
+        if resolver is not None:
+            canonical = await resolver.resolve(ids, tenant_id)
         seen: set[int] = set()
         scores: list[tuple[EntityId, float]] = []
         for match in matches:
@@ -301,7 +316,7 @@ class Retriever:
         its keys is still found whenever the index has too little to say.
         """
         allowed = None if entity_types is None else frozenset(entity_types)
-        graph, lender = self._graph, self._lender
+        graph, lender, names = self._graph, self._lender, self._names
         # A store that lends its own entities saves a copy per candidate; only
         # the `k` returned are copied, below. Its candidates are distinct
         # rows of its index, so they need no check for repeats either.
@@ -310,10 +325,12 @@ class Retriever:
             found = await lender.find_shared_name_candidates(
                 query, tenant_id, limit=_LEXICAL_CANDIDATES
             )
-        else:
+        elif names is not None:
             found = _distinct(
-                await graph.find_name_candidates(query, tenant_id, limit=_LEXICAL_CANDIDATES), set()
+                await names.find_name_candidates(query, tenant_id, limit=_LEXICAL_CANDIDATES), set()
             )
+        else:
+            found = []  # No name index: the blocking-key groups are the candidates.
         entities = found if allowed is None else [e for e in found if e.entity_type in allowed]
         scores = lexical_scores(query, entities)
         if len(entities) < k:

@@ -28,25 +28,18 @@ when nothing is left there is no soundex key rather than a junk one.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
-import jellyfish
-
+from redstring.domain import keys as _keys
 from redstring.domain.normalization import normalize_name
 
 if TYPE_CHECKING:
     from redstring.domain.entity import Entity
 
 #: How many characters of the normalized name the prefix key keeps.
-PREFIX_LENGTH = 5
-
-_PREFIX = "p:"
-_SOUNDEX = "s:"
-_TYPE = "t:"
+PREFIX_LENGTH = _keys.PREFIX_LENGTH
 
 
 class BlockingKeyStrategy(StrEnum):
@@ -75,7 +68,7 @@ def prefix_key_for_name(name: str) -> str:
     entity cannot normalize to nothing. A *query* can be blank, and the
     `Retriever` rejects that before reaching here.
     """
-    return _PREFIX + normalize_name(name)[:PREFIX_LENGTH]
+    return _keys.PREFIX + normalize_name(name)[:PREFIX_LENGTH]
 
 
 def soundex_key_for_name(name: str) -> str | None:
@@ -91,21 +84,7 @@ def soundex_key_for_name(name: str) -> str | None:
     if it were "Ada" would block it with every Adam and Adams in the tenant,
     which is the block-too-large failure this file's docstring warns about.
     """
-    return _soundex_key_for_normalized(normalize_name(name))
-
-
-#: Whatever is not an ASCII letter: what the soundex key drops before coding.
-_NOT_ASCII_LETTERS: Final = re.compile("[^A-Za-z]+")
-
-
-def _soundex_key_for_normalized(normalized: str) -> str | None:
-    """`soundex_key_for_name` of a name whose `normalize_name` is `normalized`."""
-    # NFKD first, so an accented letter becomes base + combining mark and the
-    # base survives the ASCII filter. Filtering without it drops the letter.
-    letters = _NOT_ASCII_LETTERS.sub("", unicodedata.normalize("NFKD", normalized))
-    if not letters:
-        return None
-    return _SOUNDEX + jellyfish.soundex(letters)
+    return _keys.soundex_of_normalized(normalize_name(name))
 
 
 def _field(entity: Entity, name: str) -> str:
@@ -148,7 +127,7 @@ def entity_type_key(entity: Entity) -> str:
     Exists so that no entity is unblockable: a name of digits or CJK has no
     soundex key, but every entity has a type.
     """
-    return _TYPE + normalize_name(_field(entity, "entity_type"))
+    return _keys.TYPE + normalize_name(_field(entity, "entity_type"))
 
 
 def blocking_keys_for(
@@ -170,19 +149,16 @@ def blocking_keys_for(
         isinstance(strategies, str) or not isinstance(strategies, Iterable)
     ):
         raise ValueError(f"strategies must be an iterable of strategies, got {strategies!r:.80}")
-    # The name is normalized once for the prefix and soundex keys alike.
-    normalized = normalize_name(name)
-    keys: set[str] = set()
+    wanted: set[BlockingKeyStrategy] = set()
     for strategy in strategies:
-        if type(strategy) is not BlockingKeyStrategy:
-            strategy = BlockingKeyStrategy(strategy)
-        match strategy:
-            case BlockingKeyStrategy.PREFIX:
-                keys.add(_PREFIX + normalized[:PREFIX_LENGTH])
-            case BlockingKeyStrategy.SOUNDEX:
-                code = _soundex_key_for_normalized(normalized)
-                if code is not None:
-                    keys.add(code)
-            case BlockingKeyStrategy.ENTITY_TYPE:
-                keys.add(entity_type_key(entity))
-    return frozenset(keys)
+        wanted.add(
+            strategy if type(strategy) is BlockingKeyStrategy else BlockingKeyStrategy(strategy)
+        )
+    type_key = BlockingKeyStrategy.ENTITY_TYPE in wanted
+    return _keys.keys_of(
+        name,
+        _field(entity, "entity_type") if type_key else "",
+        prefix=BlockingKeyStrategy.PREFIX in wanted,
+        soundex=BlockingKeyStrategy.SOUNDEX in wanted,
+        type_key=type_key,
+    )

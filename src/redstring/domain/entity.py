@@ -14,9 +14,9 @@ from pydantic import (
     model_validator,
 )
 
-from redstring.domain.blocking import blocking_keys_for
 from redstring.domain.ids import EntityId, SourceId, TenantId  # noqa: TC001 - pydantic needs them
 from redstring.domain.json_safety import check_json, check_name, check_text, shown
+from redstring.domain.keys import keys_of
 from redstring.domain.normalization import normalize_name
 
 
@@ -42,7 +42,7 @@ class Entity(BaseModel):
     characters, and `properties` is held to the payload limits of
     `redstring.domain.limits`. `confidence` is on `0..1` inclusive.
     `blocking_keys` given (an extractor's own, or `None` for "not computed")
-    are kept as given; left out, they are computed with `blocking_keys_for`,
+    are kept as given; left out, they are computed as `blocking_keys_for` does,
     so an entity built by hand is blocked like an extracted one.
     """
 
@@ -76,7 +76,7 @@ class Entity(BaseModel):
     def _default_blocking_keys(self) -> Self:
         if "blocking_keys" not in self.model_fields_set:
             # Frozen: the computed keys are set the way pydantic sets a field.
-            object.__setattr__(self, "blocking_keys", blocking_keys_for(self))
+            object.__setattr__(self, "blocking_keys", keys_of(self.name, self.entity_type))
             self.model_fields_set.add("blocking_keys")
         return self
 

@@ -7,8 +7,9 @@ runs the port's argument checks once and leaves an adapter only its I/O.
 """
 
 from redstring.ports.embedding import EmbeddingProvider
-from redstring.ports.event_log import EventLog, EventLogBase, StoredEvent
+from redstring.ports.event_log import EntityEventReader, EventLog, EventLogBase, StoredEvent
 from redstring.ports.graph_store import (
+    EntityReader,
     GraphMerge,
     GraphPurge,
     GraphReader,
@@ -16,6 +17,7 @@ from redstring.ports.graph_store import (
     GraphStoreBase,
     GraphWriter,
     LendingGraphStoreBase,
+    MergeResolver,
     NameCandidateReader,
     SharedNameCandidateReader,
 )
@@ -34,6 +36,8 @@ from redstring.ports.vector_store import (
 __all__ = [
     "AsyncClosable",
     "EmbeddingProvider",
+    "EntityEventReader",
+    "EntityReader",
     "EventLog",
     "EventLogBase",
     "GraphMerge",
@@ -44,6 +48,7 @@ __all__ = [
     "GraphWriter",
     "LendingGraphStoreBase",
     "LlmProvider",
+    "MergeResolver",
     "NameCandidateReader",
     "SharedNameCandidateReader",
     "StoredEvent",

@@ -8,23 +8,33 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from typing import TYPE_CHECKING, Final, Protocol, get_args, runtime_checkable
+from uuid import UUID  # noqa: TC003 - the public surface test resolves signatures
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from redstring.domain.events import Event
+from redstring.domain.events import EntitiesMerged, EntityDeleted, Event, MergeUndone
 from redstring.domain.limits import MAX_JSON_INT
 from redstring.domain.validation import check_integer, check_sequence, check_tenant_id
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from redstring.domain.ids import TenantId
+    from redstring.domain.ids import EntityId, TenantId
 
 
 #: Every event class `Event` admits, read from the union itself, so that a log
 #: adapter refusing anything else (`isinstance(x, EVENT_TYPES)`) admits a new
 #: kind the moment it joins `Event`.
 EVENT_TYPES: Final[tuple[type, ...]] = get_args(get_args(Event.__value__)[0])
+
+
+def entities_named(event: Event) -> tuple[EntityId, ...]:
+    """The entity ids `event` names, for `EntityEventReader`: merges, undoings and deletes."""
+    if isinstance(event, EntitiesMerged | MergeUndone):
+        return (event.canonical_id, *event.merged_ids)
+    if isinstance(event, EntityDeleted):
+        return (event.entity_id,)
+    return ()
 
 
 class StoredEvent(BaseModel):
@@ -136,3 +146,37 @@ class EventLogBase(EventLog):
     @abstractmethod
     async def _read(self, after: int, tenant_id: TenantId | None) -> list[StoredEvent]:
         """The events numbered above `after`, of `tenant_id` unless it is `None`."""
+
+
+@runtime_checkable
+class EntityEventReader(Protocol):
+    """Reads a tenant's events by id, and those naming given entities, from an index.
+
+    What an undo reads instead of the whole log (ADR 0058). The entities an
+    event names: an `EntitiesMerged`'s canonical id and merged ids, a
+    `MergeUndone`'s canonical id and merged ids, an `EntityDeleted`'s entity
+    id; the other kinds name none. Both reads answer in sequence order, each
+    event once, never another tenant's, and return copies.
+    """
+
+    async def read_events(
+        self, event_ids: Sequence[UUID], *, tenant_id: TenantId
+    ) -> list[StoredEvent]:
+        """The tenant's events among `event_ids`; ids it does not hold are omitted.
+
+        Raises:
+            ValueError: `event_ids` is not a sequence of UUIDs, or `tenant_id`
+                is not a UUID.
+        """
+        ...
+
+    async def read_naming(
+        self, entity_ids: Sequence[EntityId], *, tenant_id: TenantId, after: int = 0
+    ) -> list[StoredEvent]:
+        """The tenant's events above `after` that name one of `entity_ids`.
+
+        Raises:
+            ValueError: `entity_ids` is not a sequence of entity ids, `after`
+                is negative, or `tenant_id` is not a UUID.
+        """
+        ...

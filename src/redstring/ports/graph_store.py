@@ -81,6 +81,41 @@ class SharedNameCandidateReader(Protocol):
 
 
 @runtime_checkable
+class EntityReader(Protocol):
+    """Reads entities by id, and by blocking key: what a `Retriever` needs of a graph.
+
+    The narrowest graph a `Retriever` accepts. A store that also offers
+    `find_name_candidates` (a name index) or `resolve` (merges) lends them
+    to the lexical and the semantic channel; without them the lexical
+    channel's candidates are the query's blocking-key groups, and every id
+    is its own canonical id. `GraphReader` holds both methods.
+    """
+
+    async def get_entities(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> list[Entity]:
+        """The entities the tenant holds among `entity_ids`; see `GraphReader.get_entities`."""
+        ...
+
+    async def find_by_blocking_keys(
+        self, keys: Sequence[str], tenant_id: TenantId
+    ) -> dict[str, list[Entity]]:
+        """Entities per requested key; see `GraphReader.find_by_blocking_keys`."""
+        ...
+
+
+@runtime_checkable
+class MergeResolver(Protocol):
+    """Tells which entity an id was merged into."""
+
+    async def resolve(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, EntityId]:
+        """Each requested id's canonical id; see `GraphReader.resolve`."""
+        ...
+
+
+@runtime_checkable
 class GraphReader(NameCandidateReader, Protocol):
     """Reads entities and relationships, and finds name candidates."""
 
@@ -195,9 +230,13 @@ class GraphWriter(Protocol):
     async def delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
         """Remove the entity and every relationship with it at either end.
 
-        Only `tenant_id`'s entity is touched; the same id in another tenant
-        stays. `True` if the tenant held the entity, `False` (and nothing
-        changed) if not.
+        The id is followed as reads follow it: a merged id deletes the entity
+        it resolves to. Every id merged into the deleted entity (and into
+        those, transitively) is forgotten too, so it resolves to itself and
+        reads as nothing: no id resolves to an entity the tenant does not
+        hold. Only `tenant_id`'s entity is touched; the same id in another
+        tenant stays. `True` if the tenant held the entity, `False` (and no
+        entity changed) if not. See ADR 0057.
         """
         ...
 

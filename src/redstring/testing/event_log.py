@@ -16,9 +16,15 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from redstring.domain.events import DocumentExtracted, EntitiesEmbedded
+from redstring.domain.events import (
+    DocumentExtracted,
+    EntitiesEmbedded,
+    EntitiesMerged,
+    EntityDeleted,
+    MergeUndone,
+)
 from redstring.domain.vector import VectorRecord
-from redstring.ports.event_log import EventLog
+from redstring.ports.event_log import EntityEventReader, EventLog, StoredEvent, entities_named
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from redstring.testing.lifetime import LifetimeCompliance
 
@@ -27,7 +33,7 @@ if TYPE_CHECKING:
 
     from redstring.domain.entity import Entity
     from redstring.domain.events import Event
-    from redstring.domain.ids import TenantId
+    from redstring.domain.ids import EntityId, TenantId
     from redstring.domain.relationship import Relationship
 
 #: When every factory-built event happened unless told otherwise.
@@ -231,3 +237,192 @@ class EventLogCompliance(LifetimeCompliance):
         run(scenario())
 
     # -- lifetime --------------------------------------------------------------
+
+
+def make_entities_merged(canonical: Entity, merged: Sequence[Entity]) -> EntitiesMerged:
+    """An `EntitiesMerged` folding `merged` into `canonical`, in the canonical's tenant."""
+    return EntitiesMerged(
+        event_id=uuid4(),
+        tenant_id=canonical.tenant_id,
+        occurred_at=OCCURRED_AT,
+        canonical=canonical,
+        merged_ids=tuple(entity.id for entity in merged),
+        reason="the same thing",
+        before=(canonical, *merged),
+    )
+
+
+def make_merge_undone(merge: EntitiesMerged) -> MergeUndone:
+    """The `MergeUndone` of `merge`, restoring its `before`."""
+    return MergeUndone(
+        event_id=uuid4(),
+        tenant_id=merge.tenant_id,
+        occurred_at=OCCURRED_AT,
+        merge_event_id=merge.event_id,
+        canonical_id=merge.canonical_id,
+        merged_ids=merge.merged_ids,
+        entities=merge.before,
+    )
+
+
+def make_entity_deleted(entity_id: EntityId, tenant_id: TenantId = TENANT) -> EntityDeleted:
+    """An `EntityDeleted` of `entity_id` in `tenant_id`."""
+    return EntityDeleted(
+        event_id=uuid4(), tenant_id=tenant_id, occurred_at=OCCURRED_AT, entity_id=entity_id
+    )
+
+
+class EntityEventReaderCompliance:
+    """Every rule of `EntityEventReader`; subclass and provide `new_log`.
+
+    The log must also be an `EventLog`: the reads are checked against what
+    `read` returns for the same tenant.
+    """
+
+    def new_log(self) -> EventLog:
+        raise NotImplementedError
+
+    def reader(self) -> tuple[EventLog, EntityEventReader]:
+        log = self.new_log()
+        assert isinstance(log, EntityEventReader)
+        return log, log
+
+    async def test_events_are_read_by_id_in_sequence_order_omitting_unknown_ids(self) -> None:
+        log, reader = self.reader()
+        first, second, third = event_in(TENANT), event_in(TENANT), event_in(TENANT)
+        await log.append_many([first, second, third])
+        found = await reader.read_events(
+            [third.event_id, uuid4(), first.event_id], tenant_id=TENANT
+        )
+        assert [(s.sequence, s.event) for s in found] == [(1, first), (3, third)]
+        assert await reader.read_events([], tenant_id=TENANT) == []
+
+    async def test_reading_by_id_never_crosses_tenants(self) -> None:
+        log, reader = self.reader()
+        theirs = event_in(OTHER_TENANT)
+        await log.append_many([theirs, event_in(TENANT)])
+        assert await reader.read_events([theirs.event_id], tenant_id=TENANT) == []
+        assert [
+            s.event for s in await reader.read_events([theirs.event_id], tenant_id=OTHER_TENANT)
+        ] == [theirs]
+
+    async def test_merges_undoings_and_deletes_naming_an_entity_are_read_in_order(self) -> None:
+        log, reader = self.reader()
+        a, b, c, d = (make_entity(name=name) for name in ("Ada", "Ada L", "Bob", "Cy"))
+        extracted = make_document_extracted([a, b, c, d])
+        merge = make_entities_merged(a, [b])
+        other = make_entities_merged(c, [d])
+        undo = make_merge_undone(merge)
+        deleted = make_entity_deleted(b.id)
+        await log.append_many([extracted, merge, other, undo, deleted])
+        naming_b = await reader.read_naming([b.id], tenant_id=TENANT)
+        assert [(s.sequence, s.event) for s in naming_b] == [(2, merge), (4, undo), (5, deleted)]
+        naming_a = await reader.read_naming([a.id], tenant_id=TENANT)
+        assert [s.event for s in naming_a] == [merge, undo]
+
+    async def test_an_event_naming_several_requested_entities_is_read_once(self) -> None:
+        log, reader = self.reader()
+        a, b = make_entity(name="Ada"), make_entity(name="Ada L")
+        merge = make_entities_merged(a, [b])
+        await log.append(merge)
+        found = await reader.read_naming([a.id, b.id, a.id], tenant_id=TENANT)
+        assert [s.event for s in found] == [merge]
+
+    async def test_after_keeps_only_later_events_naming_the_entity(self) -> None:
+        log, reader = self.reader()
+        a, b = make_entity(name="Ada"), make_entity(name="Ada L")
+        merge = make_entities_merged(a, [b])
+        undo = make_merge_undone(merge)
+        await log.append_many([merge, undo])
+        assert [s.event for s in await reader.read_naming([a.id], tenant_id=TENANT, after=1)] == [
+            undo
+        ]
+        assert await reader.read_naming([a.id], tenant_id=TENANT, after=2) == []
+
+    async def test_the_same_entity_id_in_two_tenants_never_crosses(self) -> None:
+        log, reader = self.reader()
+        ours = make_entity(name="Ada")
+        theirs = make_entity(id=ours.id, tenant_id=OTHER_TENANT, name="Bob")
+        await log.append_many(
+            [make_entity_deleted(theirs.id, OTHER_TENANT), make_entity_deleted(ours.id)]
+        )
+        found = await reader.read_naming([ours.id], tenant_id=TENANT)
+        assert [(s.sequence, s.event.tenant_id) for s in found] == [(2, TENANT)]
+
+    async def test_an_extraction_names_no_entity(self) -> None:
+        log, reader = self.reader()
+        entity = make_entity(name="Ada")
+        await log.append(make_document_extracted([entity]))
+        assert await reader.read_naming([entity.id], tenant_id=TENANT) == []
+
+    async def test_mutating_what_was_read_changes_nothing_held(self) -> None:
+        log, reader = self.reader()
+        a, b = make_entity(name="Ada", properties={"aliases": ["A"]}), make_entity(name="Ada L")
+        merge = make_entities_merged(a, [b])
+        await log.append(merge)
+        [stored] = await reader.read_naming([a.id], tenant_id=TENANT)
+        assert isinstance(stored.event, EntitiesMerged)
+        stored.event.canonical.properties["aliases"].append("B")
+        [again] = await reader.read_events([merge.event_id], tenant_id=TENANT)
+        assert again.event == merge
+
+    async def test_bad_arguments_are_refused_naming_them(self) -> None:
+        _, reader = self.reader()
+        bad: Any = "not ids"
+        with pytest.raises(ValueError, match="event_ids"):
+            await reader.read_events(bad, tenant_id=TENANT)
+        with pytest.raises(ValueError, match="event_ids"):
+            await reader.read_events([uuid4(), bad], tenant_id=TENANT)
+        with pytest.raises(ValueError, match="entity_ids"):
+            await reader.read_naming([7], tenant_id=TENANT)  # type: ignore[list-item]
+        with pytest.raises(ValueError, match="after"):
+            await reader.read_naming([], tenant_id=TENANT, after=-1)
+        with pytest.raises(ValueError, match="tenant"):
+            await reader.read_naming([], tenant_id=bad)
+        with pytest.raises(ValueError, match="tenant"):
+            await reader.read_events([], tenant_id=bad)
+
+    @PROPERTY_SETTINGS
+    @given(
+        plan=st.lists(
+            st.tuples(st.sampled_from(["merge", "undo", "delete", "extract"]), st.integers(0, 3)),
+            min_size=1,
+            max_size=12,
+        ),
+        asked=st.sets(st.integers(0, 3)),
+        after=st.integers(0, 12),
+    )
+    @example(plan=[("merge", 0)], asked={0}, after=0)
+    @example(plan=[("delete", 1), ("merge", 1)], asked={1}, after=1)
+    def test_reading_by_entity_is_filtering_the_tenants_log_by_what_each_event_names(
+        self, plan: list[tuple[str, int]], asked: set[int], after: int
+    ) -> None:
+        """The index agrees with the definition, over any mix of kinds and tenants."""
+        entities = [make_entity(name=f"Entity {n}") for n in range(4)]
+        ids = [entity.id for entity in entities]
+
+        async def scenario() -> tuple[list[StoredEvent], list[StoredEvent]]:
+            log, reader = self.reader()
+            merges: list[EntitiesMerged] = []
+            for kind, n in plan:
+                event: Event
+                if kind == "merge":
+                    event = make_entities_merged(entities[n], [entities[(n + 1) % 4]])
+                    merges.append(event)
+                elif kind == "undo" and merges:
+                    event = make_merge_undone(merges.pop())
+                elif kind == "delete":
+                    event = make_entity_deleted(ids[n], TENANT if n % 2 else OTHER_TENANT)
+                else:
+                    event = make_document_extracted([entities[n]])
+                await log.append(event)
+            wanted = [ids[n] for n in sorted(asked)]
+            expected = [
+                stored
+                for stored in await log.read(after=after, tenant_id=TENANT)
+                if set(entities_named(stored.event)) & set(wanted)
+            ]
+            return await reader.read_naming(wanted, tenant_id=TENANT, after=after), expected
+
+        found, expected = run(scenario())
+        assert found == expected

@@ -496,6 +496,37 @@ class GraphMergeCompliance:
         assert await store.delete_by_tenant(TENANT) == 1
         assert await store.resolve([entity_id(2)], TENANT) == {entity_id(2): entity_id(2)}
 
+    async def test_deleting_a_canonical_forgets_every_id_merged_into_it(self) -> None:
+        """A merge of a merge too: no id may go on resolving to an entity that is gone."""
+        store = self.new_store()
+        a, b, c, d = (make_entity(id=entity_id(n), name=f"Ada {n}") for n in (1, 2, 3, 4))
+        kept = make_entity(id=entity_id(5), name="Bob")
+        theirs = make_entity(id=entity_id(4), name="Ada 4", tenant_id=OTHER_TENANT)
+        await store.upsert_entities([a, b, c, d, kept, theirs])
+        await store.upsert_entity(make_entity(id=entity_id(2), tenant_id=OTHER_TENANT))
+        await store.merge_entities(a, [b.id])
+        await store.merge_entities(d, [a.id, c.id])
+        await store.merge_entities(theirs, [entity_id(2)])
+
+        assert await store.delete_entity(d.id, TENANT) is True
+
+        ids = [a.id, b.id, c.id, d.id, kept.id]
+        assert await store.resolve(ids, TENANT) == {i: i for i in ids}
+        assert await store.get_entities(ids, TENANT) == [kept]
+        assert await store.resolve([entity_id(2)], OTHER_TENANT) == {entity_id(2): theirs.id}
+
+    async def test_deleting_by_a_merged_id_deletes_the_entity_it_reads_as(self) -> None:
+        store = self.new_store()
+        a, b = make_entity(id=entity_id(1), name="Ada"), make_entity(id=entity_id(2), name="Ada L")
+        await store.upsert_entities([a, b])
+        await store.merge_entities(a, [b.id])
+
+        assert await store.delete_entity(b.id, TENANT) is True
+
+        assert await store.get_entities([a.id, b.id], TENANT) == []
+        assert await store.resolve([a.id, b.id], TENANT) == {a.id: a.id, b.id: b.id}
+        assert await store.delete_entity(b.id, TENANT) is False
+
 
 class GraphTenantCounterCompliance(TenantCounterCompliance):
     """The rules of `redstring.ports.TenantCounter`, for a graph store: entities per tenant."""

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from redstring.domain.ids import EntityId
     from redstring.domain.vector import VectorMatch
-    from redstring.vector.adapters.hnsw import HnswIndex
+    from redstring.vector.adapters.hnsw import HnswGraph
 
 _INITIAL_CAPACITY = 64
 
@@ -108,7 +108,7 @@ class TenantRows[K, M]:
         ann_threshold: int | None = None,
     ) -> None:
         self.ann_threshold = ann_threshold
-        self._ann: HnswIndex | None = None
+        self._ann: HnswGraph | None = None
         self._adopted = False
         self.matrix = np.empty((capacity, dimension), dtype=np.float32)
         self.norms = np.empty(capacity, dtype=np.float32)
@@ -276,7 +276,7 @@ class TenantRows[K, M]:
 
     # -- search ---------------------------------------------------------------
 
-    def ann_index(self) -> HnswIndex | None:
+    def ann_index(self) -> HnswGraph | None:
         """The approximate index, built now if the tenant has reached the threshold.
 
         `None` below the threshold, when no threshold was set, or without the
@@ -287,18 +287,18 @@ class TenantRows[K, M]:
             return None
         if self._ann is None:
             try:
-                from redstring.vector.adapters.hnsw import HnswIndex
+                from redstring.vector.adapters.hnsw import HnswGraph
             except ImportError:
                 return None
-            self._ann = HnswIndex.build(self.matrix[: len(self)])
+            self._ann = HnswGraph.build(self.matrix[: len(self)])
         return self._ann
 
     @property
-    def ann(self) -> HnswIndex | None:
+    def ann(self) -> HnswGraph | None:
         """The approximate index if one has been built or adopted, without building one."""
         return self._ann
 
-    def adopt_ann(self, index: HnswIndex) -> None:
+    def adopt_ann(self, index: HnswGraph) -> None:
         """Use `index`, whose label `n` must be row `n` of these rows, instead of building one."""
         self._ann = index
 
@@ -363,7 +363,7 @@ class TenantRows[K, M]:
 
     def _search_with(
         self,
-        index: HnswIndex,
+        index: HnswGraph,
         ids: Sequence[EntityId],
         metadata: Callable[[int], dict[str, Any]],
         query: NDArray[np.float64],

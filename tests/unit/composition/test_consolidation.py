@@ -26,6 +26,7 @@ from redstring import (
     SourceId,
     VectorRecord,
     build_graph,
+    delete_entity,
     replay,
 )
 from redstring.projections import GraphProjection, VectorProjection
@@ -33,7 +34,9 @@ from redstring.testing.event_log import make_document_extracted
 from tests.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 
 if TYPE_CHECKING:
-    from redstring import Entity, Relationship, TenantId
+    from collections.abc import Sequence
+
+    from redstring import Entity, Event, Relationship, StoredEvent, TenantId
 
 DIMENSION = 8
 
@@ -352,3 +355,118 @@ async def test_an_extraction_that_already_lists_the_aliases_is_written_as_it_is(
     event = make_document_extracted(entities=[again])
     await GraphProjection(graph).apply(event)
     assert await graph.get_entity(held.id, TENANT) == again
+
+
+class PlainLog:
+    """An `EventLog` with no entity index, so an undo must read the tenant's log."""
+
+    def __init__(self) -> None:
+        self._inner = InMemoryEventLog()
+
+    async def append(self, event: Event) -> int:
+        return await self._inner.append(event)
+
+    async def append_many(self, events: Sequence[Event]) -> list[int]:
+        return await self._inner.append_many(events)
+
+    async def read(self, *, after: int = 0, tenant_id: TenantId | None = None) -> list[StoredEvent]:
+        return await self._inner.read(after=after, tenant_id=tenant_id)
+
+    async def last_sequence(self) -> int:
+        return await self._inner.last_sequence()
+
+
+class CountingLog(InMemoryEventLog):
+    """The in-memory log, counting whole-log reads."""
+
+    reads = 0
+
+    async def read(self, *, after: int = 0, tenant_id: TenantId | None = None) -> list[StoredEvent]:
+        self.reads += 1
+        return await super().read(after=after, tenant_id=tenant_id)
+
+
+@pytest.mark.parametrize("log", [PlainLog, InMemoryEventLog], ids=["plain", "indexed"])
+async def test_undo_decides_alike_with_or_without_the_logs_index(log: type[Any]) -> None:
+    graph, vectors = InMemoryGraphStore(), InMemoryVectorStore(dimension=DIMENSION)
+    consolidator = Consolidator(graph=graph, event_log=log(), vectors=vectors)
+    await graph.upsert_entities(ada_variants())
+    first = await consolidator.merge(TENANT, entity_id(1), [entity_id(2)], reason="r")
+    second = await consolidator.merge(TENANT, entity_id(1), [entity_id(3)], reason="r")
+    assert first.event_id is not None
+    assert second.event_id is not None
+    with pytest.raises(MergeUndoError, match="undo it first"):
+        await consolidator.undo(TENANT, first.event_id)
+    with pytest.raises(MergeUndoError, match="names no merge"):
+        await consolidator.undo(TENANT, uuid4())
+    await consolidator.undo(TENANT, second.event_id)
+    with pytest.raises(MergeUndoError, match="undone already"):
+        await consolidator.undo(TENANT, second.event_id)
+    await consolidator.undo(TENANT, first.event_id)
+    assert len(await graph.find_entities(TENANT)) == 4
+
+
+async def test_an_undo_over_an_indexed_log_never_reads_the_whole_log() -> None:
+    log = CountingLog()
+    graph = InMemoryGraphStore()
+    consolidator = Consolidator(graph=graph, event_log=log)
+    await graph.upsert_entities(ada_variants())
+    merge = await consolidator.merge(TENANT, entity_id(1), [entity_id(2)], reason="r")
+    assert merge.event_id is not None
+    await consolidator.undo(TENANT, merge.event_id)
+    assert log.reads == 0
+
+
+async def test_an_undo_of_an_event_that_is_not_a_merge_names_no_merge() -> None:
+    world = World()
+    await world.add(*ada_variants())
+    merge = await world.consolidator.merge(TENANT, entity_id(1), [entity_id(2)], reason="r")
+    assert merge.event_id is not None
+    undo_id = await world.consolidator.undo(TENANT, merge.event_id)
+    with pytest.raises(MergeUndoError, match="names no merge"):
+        await world.consolidator.undo(TENANT, undo_id)
+    with pytest.raises(MergeUndoError, match="names no merge"):
+        await world.consolidator.undo(OTHER_TENANT, merge.event_id)
+
+
+@pytest.mark.parametrize("logged", [True, False], ids=["delete-logged", "delete-unlogged"])
+@pytest.mark.parametrize("deleted", [1, 2], ids=["by-canonical", "by-merged-id"])
+async def test_deleting_a_merged_entity_stays_deleted_when_the_merge_is_undone(
+    logged: bool, deleted: int
+) -> None:
+    """Merge b into a, delete a (or b, which reads as a): undo is refused, neither returns."""
+    world = World()
+    await world.add(*ada_variants())
+    merge = await world.consolidator.merge(TENANT, entity_id(1), [entity_id(2)], reason="r")
+    assert merge.event_id is not None
+    removed = await delete_entity(
+        entity_id(deleted),
+        TENANT,
+        graph=world.graph,
+        vectors=world.vectors,
+        event_log=world.log if logged else None,
+    )
+    assert removed is True
+    with pytest.raises(MergeUndoError, match="deleted"):
+        await world.consolidator.undo(TENANT, merge.event_id)
+    pair = [entity_id(1), entity_id(2)]
+    assert await world.graph.get_entities(pair, TENANT) == []
+    assert await world.graph.resolve(pair, TENANT) == {i: i for i in pair}
+    assert [await world.vectors.get(i, TENANT) for i in pair] == [None, None]
+
+
+async def test_an_undo_points_a_relationship_at_where_its_other_end_was_merged_since() -> None:
+    world = World()
+    ada, reversed_, titled, babbage = ada_variants()
+    knows = make_relationship(reversed_, babbage)
+    await world.add(ada, reversed_, titled, babbage, relationships=(knows,))
+    first = await world.consolidator.merge(TENANT, ada.id, [reversed_.id], reason="r")
+    await world.consolidator.merge(TENANT, titled.id, [babbage.id], reason="r")
+    assert first.event_id is not None
+    await world.consolidator.undo(TENANT, first.event_id)
+    [restored] = await world.graph.get_relationships(reversed_.id, TENANT)
+    assert (restored.id, restored.source_entity_id, restored.target_entity_id) == (
+        knows.id,
+        reversed_.id,
+        titled.id,
+    )

@@ -14,10 +14,13 @@ from redstring import (
     DimensionMismatchError,
     Entity,
     EntityId,
+    EntityReader,
     FakeEmbeddingProvider,
     GraphReader,
     InMemoryGraphStore,
     InMemoryVectorStore,
+    MergeResolver,
+    NameCandidateReader,
     RetrievalMode,
     RetrievalResult,
     Retriever,
@@ -350,6 +353,77 @@ async def test_entities_are_compared_by_equality_not_identity() -> None:
     assert result.matches[0].entity == ada
     assert result.matches[0].semantic is not None
     assert result.matches[0].lexical is not None
+
+
+class PlanGraph:
+    """Exactly the graph the plan's `Retriever` reads: three methods, no name index, no merges.
+
+    Its reads return equal, distinct objects, as upstream's wrapper did.
+    """
+
+    def __init__(self, inner: InMemoryGraphStore) -> None:
+        self._inner = inner
+
+    @staticmethod
+    def _fresh(entities: Sequence[Entity]) -> list[Entity]:
+        return [Entity.model_validate(entity.model_dump()) for entity in entities]
+
+    async def get_entity(self, entity_id: EntityId, tenant_id: TenantId) -> Entity | None:
+        found = await self._inner.get_entity(entity_id, tenant_id)
+        return None if found is None else self._fresh([found])[0]
+
+    async def get_entities(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> list[Entity]:
+        return self._fresh(await self._inner.get_entities(entity_ids, tenant_id))
+
+    async def find_by_blocking_keys(
+        self, keys: Sequence[str], tenant_id: TenantId
+    ) -> dict[str, list[Entity]]:
+        found = await self._inner.find_by_blocking_keys(keys, tenant_id)
+        return {key: self._fresh(entities) for key, entities in found.items()}
+
+
+async def test_the_plans_graph_reader_drives_the_retriever() -> None:
+    """Upstream's equality test, against the plan's reader: no name index, no `resolve`.
+
+    The lexical channel falls back to the query's blocking-key groups, and an
+    entity both channels ranked comes back once, with both component scores.
+    """
+    stores = Stores()
+    ada = make_entity(name="Ada Lovelace")
+    await stores.add(ada, make_entity(name="Ada Lovelock"))
+    graph = PlanGraph(stores.graph)
+    assert isinstance(graph, EntityReader)
+    assert not isinstance(graph, NameCandidateReader | MergeResolver)
+    result = await Retriever(
+        graph=graph, embeddings=stores.embeddings, vectors=stores.vectors
+    ).retrieve("Ada Lovelace", TENANT)
+    assert [match.entity for match in result.matches].count(ada) == 1
+    assert result.matches[0].entity == ada
+    assert result.matches[0].semantic is not None
+    assert result.matches[0].lexical is not None
+
+
+async def test_without_a_name_index_the_lexical_channel_reads_the_blocking_keys() -> None:
+    """A misspelling sharing only the soundex key is found through its group alone."""
+    stores = Stores()
+    babbage = make_entity(name="Charles Babbage")
+    await stores.add(babbage, make_entity(name="Ada Lovelace"))
+    retriever = Retriever(graph=PlanGraph(stores.graph))
+    result = await retriever.retrieve("Chorles Babbage", TENANT, mode=RetrievalMode.LEXICAL)
+    assert [match.entity for match in result.matches] == [babbage]
+
+
+async def test_without_resolve_every_vector_match_counts_for_its_own_id() -> None:
+    stores = Stores()
+    ada = make_entity(name="Ada Lovelace")
+    await stores.add(ada)
+    retriever = Retriever(
+        graph=PlanGraph(stores.graph), embeddings=stores.embeddings, vectors=stores.vectors
+    )
+    result = await retriever.retrieve("Ada Lovelace", TENANT, mode=RetrievalMode.SEMANTIC)
+    assert [match.entity for match in result.matches] == [ada]
 
 
 async def test_mutating_a_result_cannot_change_what_a_later_retrieve_returns() -> None:

@@ -144,9 +144,9 @@ def test_the_index_grows_past_its_first_capacity_and_answers_for_every_row() -> 
 
 
 def test_asking_the_index_for_more_rows_than_it_holds_gives_none() -> None:
-    from redstring.vector.adapters.hnsw import HnswIndex
+    from redstring.vector.adapters.hnsw import HnswGraph
 
-    index = HnswIndex(DIMENSION, capacity=4)
+    index = HnswGraph(DIMENSION, capacity=4)
     matrix = clustered(np.random.default_rng(4), 2)
     index.put(np.arange(2, dtype=np.intp), matrix)
     assert index.nearest(matrix[0], 3) is None

@@ -1,7 +1,7 @@
 """The SQLite vector store keeps a large tenant's approximate index next to its file.
 
 Reopening a file whose tenant has not changed adopts the saved index instead
-of building one; builds are counted by wrapping `HnswIndex.build`, never
+of building one; builds are counted by wrapping `HnswGraph.build`, never
 timed. A saved index is used only for the file, tenant and generation it was
 saved for, and only when it is sound: anything else is rebuilt, and every
 answer stays the exact search's (a few hundred rows, search breadth 200).
@@ -63,17 +63,17 @@ def records(matrix: NDArray[np.float32], tenant: TenantId = TENANT) -> list[Vect
 
 
 class Builds:
-    """Counts `HnswIndex.build` calls while still building."""
+    """Counts `HnswGraph.build` calls while still building."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.count = 0
-        build = hnsw.HnswIndex.build.__func__
+        build = hnsw.HnswGraph.build.__func__
 
         def counted(cls: type, /, matrix: NDArray[np.float32], **options: int) -> object:
             self.count += 1
             return build(cls, matrix, **options)
 
-        monkeypatch.setattr(hnsw.HnswIndex, "build", classmethod(counted))
+        monkeypatch.setattr(hnsw.HnswGraph, "build", classmethod(counted))
 
 
 @pytest.fixture
@@ -252,7 +252,7 @@ def damage(kind: str, index: Path, manifest: Path) -> None:
         text = manifest.read_text()
         manifest.write_text(text.replace(str(entity_id(3)), str(entity_id(4)), 1))
     elif kind == "valid hnswlib file, other vectors":
-        other = hnsw.HnswIndex(DIMENSION, SIZE)  # not counted as a build of the store's
+        other = hnsw.HnswGraph(DIMENSION, SIZE)  # not counted as a build of the store's
         other.put(np.arange(SIZE, dtype=np.intp), clustered(99))
         os.replace(_saved_elsewhere(other, index.parent), index)
         _recrc(index, manifest)
@@ -418,7 +418,7 @@ async def test_without_the_ann_extra_a_saved_index_is_not_read(
 
 def test_an_index_matches_only_rows_it_holds_live_in_their_directions() -> None:
     matrix = clustered(16, 40)
-    index = hnsw.HnswIndex(DIMENSION, 40)
+    index = hnsw.HnswGraph(DIMENSION, 40)
     index.put(np.arange(40, dtype=np.intp), matrix)
     assert index.matches(matrix)
     assert index.matches(matrix * 3)  # a direction, not a length
@@ -428,11 +428,11 @@ def test_an_index_matches_only_rows_it_holds_live_in_their_directions() -> None:
     assert not index.matches(matrix[::-1].copy())
     index.remove(0)
     assert not index.matches(matrix)
-    assert hnsw.HnswIndex(DIMENSION, 1).matches(np.empty((0, DIMENSION), dtype=np.float32))
+    assert hnsw.HnswGraph(DIMENSION, 1).matches(np.empty((0, DIMENSION), dtype=np.float32))
 
 
 def test_a_manifest_naming_more_keys_than_the_index_holds_is_refused(tmp_path: Path) -> None:
-    index = hnsw.HnswIndex(DIMENSION, 3)
+    index = hnsw.HnswGraph(DIMENSION, 3)
     index.put(np.arange(3, dtype=np.intp), clustered(17, 3))
     hnsw.save_index(index, str(tmp_path), "t", tag={"n": 1}, keys=["a", "b", "c", "d"])
     assert hnsw.load_index(str(tmp_path), "t", tag={"n": 1}, dimension=DIMENSION) is None

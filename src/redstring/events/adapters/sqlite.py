@@ -10,6 +10,10 @@ stores may keep theirs in the same file:
   `version` are columns of their own; `body` is the event as
   `event_to_json` writes it, the stored format. Reads of one tenant use the
   index on `(tenant_id, sequence)`.
+- `events_entities`: the index `EntityEventReader` reads, one row per
+  `(tenant_id, entity_id, sequence)` for each entity a merge, an undoing
+  or a delete names. Created on every connect, and filled from the log
+  when a file written before it lacks it (ADR 0058).
 
 Commits use `synchronous=FULL`: the log is the one record nothing can
 rebuild, so an appended event survives a power loss, not only a killed
@@ -19,17 +23,23 @@ process. See [ADR 0019](../adr/0019-the-durable-event-log-shares-the-sqlite-file
 from __future__ import annotations
 
 import os  # noqa: TC003 - the public surface test resolves the signature at runtime
+import sqlite3
 from typing import TYPE_CHECKING, Final
+from uuid import UUID  # noqa: TC003 - the public surface test resolves signatures
 
 from redstring.domain.events import (
     event_from_json,
     event_to_json,
 )
 from redstring.domain.exceptions import StoreError
+from redstring.domain.limits import MAX_JSON_INT
 from redstring.domain.validation import (
+    check_entity_ids,
+    check_integer,
     check_path,
+    check_tenant_id,
 )
-from redstring.ports.event_log import EventLogBase, StoredEvent
+from redstring.ports.event_log import EntityEventReader, EventLogBase, StoredEvent, entities_named
 from redstring.ports.lifetime import AsyncClosable
 from redstring.storage.adapters.sqlite import (
     SqliteWorker,
@@ -42,11 +52,10 @@ from redstring.storage.adapters.sqlite import (
 )
 
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Callable, Sequence
 
     from redstring.domain.events import Event
-    from redstring.domain.ids import TenantId
+    from redstring.domain.ids import EntityId, TenantId
 
 #: The schema this module reads and writes, recorded in `events_meta`.
 SCHEMA_VERSION: Final = 1
@@ -62,6 +71,30 @@ _SCHEMA: Final = (
     )""",
     "CREATE INDEX IF NOT EXISTS events_log_by_tenant ON events_log (tenant_id, sequence)",
 )
+_INDEX: Final = """CREATE TABLE events_entities (
+    tenant_id TEXT NOT NULL,
+    entity_id TEXT NOT NULL,
+    sequence INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, entity_id, sequence)
+) WITHOUT ROWID"""
+
+#: Fills `events_entities` from the stored events, for a file written before it.
+_BACKFILL: Final = """
+    INSERT OR IGNORE INTO events_entities (tenant_id, entity_id, sequence)
+    SELECT tenant_id, json_extract(body, '$.canonical.id'), sequence
+        FROM events_log WHERE kind = 'entities_merged'
+    UNION ALL SELECT tenant_id, json_extract(body, '$.canonical_id'), sequence
+        FROM events_log WHERE kind = 'merge_undone'
+    UNION ALL SELECT log.tenant_id, merged.value, log.sequence
+        FROM events_log AS log, json_each(log.body, '$.merged_ids') AS merged
+        WHERE log.kind IN ('entities_merged', 'merge_undone')
+    UNION ALL SELECT tenant_id, json_extract(body, '$.entity_id'), sequence
+        FROM events_log WHERE kind = 'entity_deleted'
+"""
+_INSERT_NAMED: Final = (
+    "INSERT OR IGNORE INTO events_entities (tenant_id, entity_id, sequence) VALUES (?, ?, ?)"
+)
+
 _INSERT: Final = """
     INSERT INTO events_log (sequence, event_id, tenant_id, kind, version, body)
     VALUES (?, ?, ?, ?, ?, ?)
@@ -100,7 +133,18 @@ def _last_sequence(connection: sqlite3.Connection) -> int:
     return int(last)
 
 
-class SqliteEventLog(AsyncClosable, EventLogBase):
+def _ensure_index(connection: sqlite3.Connection) -> None:
+    """Create and fill `events_entities` when the file lacks it."""
+    exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events_entities'"
+    if connection.execute(exists).fetchone():
+        return
+    with write_transaction(connection):
+        if not connection.execute(exists).fetchone():
+            connection.execute(_INDEX)
+            connection.execute(_BACKFILL)
+
+
+class SqliteEventLog(AsyncClosable, EventLogBase, EntityEventReader):
     """An `EventLog` persisted in one SQLite database file, which it may share.
 
     The constructor does no I/O; the file and the `events_` tables are
@@ -131,12 +175,16 @@ class SqliteEventLog(AsyncClosable, EventLogBase):
             self._path,
             store=self._store,
             resource=self._resource_name(),
-            setup=lambda connection: _ensure_schema(connection, self._store),
+            setup=self._setup,
             synchronous="FULL",
         )
 
     def _describe(self) -> str:
         return repr(self._path)
+
+    def _setup(self, connection: sqlite3.Connection) -> None:
+        _ensure_schema(connection, self._store)
+        _ensure_index(connection)
 
     async def _release(self) -> None:
         """Close the connection and end the log's thread."""
@@ -146,6 +194,10 @@ class SqliteEventLog(AsyncClosable, EventLogBase):
         return await self._worker.run(work)
 
     async def _append_many(self, events: Sequence[Event]) -> list[int]:
+        named = [
+            [str(entity_id) for entity_id in dict.fromkeys(entities_named(event))]
+            for event in events
+        ]
         rows = [
             (
                 str(event.event_id),
@@ -167,6 +219,14 @@ class SqliteEventLog(AsyncClosable, EventLogBase):
                 numbers = list(range(first, first + len(rows)))
                 connection.executemany(
                     _INSERT, [(number, *row) for number, row in zip(numbers, rows, strict=True)]
+                )
+                connection.executemany(
+                    _INSERT_NAMED,
+                    [
+                        (row[1], entity_id, number)
+                        for number, row, ids in zip(numbers, rows, named, strict=True)
+                        for entity_id in ids
+                    ],
                 )
             return numbers
 
@@ -193,6 +253,50 @@ class SqliteEventLog(AsyncClosable, EventLogBase):
     async def last_sequence(self) -> int:
         """The number of the last event recorded; 0 when the log is empty."""
         return await self._run(_last_sequence)
+
+    async def read_events(
+        self, event_ids: Sequence[UUID], *, tenant_id: TenantId
+    ) -> list[StoredEvent]:
+        """Copies of the tenant's events among `event_ids`, in order; see `EntityEventReader`."""
+        ids = [str(event_id) for event_id in check_entity_ids(event_ids, argument="event_ids")]
+        check_tenant_id(tenant_id)
+        return await self._run(
+            lambda connection: self._select_in(
+                connection,
+                "SELECT sequence, body FROM events_log WHERE tenant_id = ? AND event_id IN ({})",
+                str(tenant_id),
+                ids,
+            )
+        )
+
+    async def read_naming(
+        self, entity_ids: Sequence[EntityId], *, tenant_id: TenantId, after: int = 0
+    ) -> list[StoredEvent]:
+        """Copies of the tenant's events above `after` naming one of `entity_ids`, in order."""
+        ids = [str(entity_id) for entity_id in check_entity_ids(entity_ids)]
+        check_tenant_id(tenant_id)
+        check_integer(after, argument="after", minimum=0, maximum=MAX_JSON_INT)
+        sql = (
+            "SELECT sequence, body FROM events_log WHERE sequence IN ("
+            "SELECT sequence FROM events_entities WHERE tenant_id = ? AND sequence > "
+            f"{int(after)} AND entity_id IN ({{}}))"
+        )
+        return await self._run(
+            lambda connection: self._select_in(connection, sql, str(tenant_id), ids)
+        )
+
+    def _select_in(
+        self, connection: sqlite3.Connection, sql: str, tenant: str, ids: Sequence[str]
+    ) -> list[StoredEvent]:
+        """The events `sql` selects for `tenant` and each chunk of `ids`, in sequence order."""
+        size = connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - 1
+        rows: dict[int, str] = {}
+        with read_transaction(connection):
+            for start in range(0, len(ids), size):
+                chunk = ids[start : start + size]
+                statement = sql.format(", ".join("?" * len(chunk)))
+                rows.update(connection.execute(statement, (tenant, *chunk)).fetchall())
+        return [self._stored(sequence, rows[sequence]) for sequence in sorted(rows)]
 
     def _stored(self, sequence: int, body: str) -> StoredEvent:
         try:

@@ -187,6 +187,14 @@ class Sql:
             INSERT INTO {s}.graph_merges (tenant_id, merged_id, canonical_id)
             SELECT $1, merged_id, $3 FROM unnest($2::uuid[]) AS absorbed (merged_id)
             ON CONFLICT (tenant_id, merged_id) DO UPDATE SET canonical_id = excluded.canonical_id"""
+        self.forget_merges_into = f"""
+            WITH RECURSIVE gone (id) AS (
+                SELECT $2::uuid
+                UNION SELECT m.merged_id FROM {s}.graph_merges AS m JOIN gone
+                  ON m.tenant_id = $1 AND m.canonical_id = gone.id
+            )
+            DELETE FROM {s}.graph_merges
+            WHERE tenant_id = $1 AND merged_id IN (SELECT id FROM gone)"""
         self.unmerge = (
             f"DELETE FROM {s}.graph_merges WHERE tenant_id = $1 AND merged_id = ANY($2::uuid[])"
         )

@@ -363,7 +363,20 @@ class InMemoryGraphStore(AsyncClosable, LendingGraphStoreBase):
 
     async def _delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
         tenant = self._tenants.get(tenant_id)
-        return tenant is not None and tenant.remove_entity(entity_id)
+        if tenant is None:
+            return False
+        target = tenant.resolve(entity_id)
+        removed = tenant.remove_entity(target)
+        if tenant.redirects:
+            merged_into: defaultdict[EntityId, list[EntityId]] = defaultdict(list)
+            for merged, canonical in tenant.redirects.items():
+                merged_into[canonical].append(merged)
+            gone = [target]
+            while gone:
+                for merged in merged_into.pop(gone.pop(), ()):
+                    tenant.redirects.pop(merged, None)
+                    gone.append(merged)
+        return removed
 
     async def _delete_by_tenant(self, tenant_id: TenantId) -> int:
         tenant = self._tenants.pop(tenant_id, None)

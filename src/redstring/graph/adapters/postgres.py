@@ -236,15 +236,20 @@ class PostgresGraphStore(AsyncClosable, LendingGraphStoreBase):
                     raise MissingEntityError(entity_id=end, tenant_id=each.tenant_id)
 
     async def _delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
-        """Remove the entity, its keys and every relationship with it at either end.
+        """Remove the entity the id reads as, its keys, its relationships and merges into it.
 
-        Only `tenant_id`'s entity is touched. The entity's row is locked first,
-        so a relationship written to it concurrently either lands before and
-        is removed with it, or finds it gone. `True` if the tenant held it.
+        See `GraphWriter.delete_entity`. Only `tenant_id`'s entity is
+        touched. The entity's row is locked first, so a relationship written
+        to it concurrently either lands before and is removed with it, or
+        finds it gone. `True` if the tenant held it.
         """
         client = await self._prepare()
         async with client.transaction() as connection:
             await connection.execute(self._sql.lock_tenant, tenant_id)
+            # The entity the id reads as goes, and so does every merge into it.
+            [(_, end)] = await connection.fetch(self._sql.resolve, tenant_id, [entity_id])
+            entity_id = EntityId(UUID(bytes=end.bytes))
+            await connection.execute(self._sql.forget_merges_into, tenant_id, entity_id)
             if await connection.fetchval(self._sql.lock_entity, tenant_id, entity_id) is None:
                 return False
             for statement in self._sql.delete_entity:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import os  # noqa: TC003 - the public surface test resolves the signature at runtime
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 import numpy as np
@@ -134,11 +134,25 @@ def _delete_tenant(connection: sqlite3.Connection, tenant_id: TenantId) -> int:
     return count
 
 
+#: Forgets every merge into an entity, and merges into those, transitively.
+_FORGET_MERGES_INTO: Final = """
+    WITH RECURSIVE gone (id) AS (
+        SELECT ?
+        UNION SELECT merge.merged_id FROM graph_merges AS merge JOIN gone
+            ON merge.tenant_id = ? AND merge.canonical_id = gone.id
+    )
+    DELETE FROM graph_merges WHERE tenant_id = ? AND merged_id IN (SELECT id FROM gone)
+"""
+
+
 def _delete_entity(
     connection: sqlite3.Connection, entity_id: EntityId, tenant_id: TenantId
 ) -> bool:
-    tenant, entity = str(tenant_id), str(entity_id)
+    tenant = str(tenant_id)
     with _write_transaction(connection):
+        # The entity the id reads as goes, and so does every merge into it.
+        entity = resolve_chain(connection, tenant, [str(entity_id)])[str(entity_id)]
+        connection.execute(_FORGET_MERGES_INTO, (entity, tenant, tenant))
         found = connection.execute(
             "DELETE FROM graph_entities WHERE tenant_id = ? AND id = ? RETURNING row, body",
             (tenant, entity),

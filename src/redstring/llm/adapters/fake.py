@@ -20,6 +20,7 @@ from redstring.domain.exceptions import (
     LlmProviderError,
     MalformedCompletionError,
 )
+from redstring.domain.json_safety import check_text
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.llm import LlmProvider
 
@@ -76,6 +77,7 @@ class FakeLlmProvider(AsyncClosable, LlmProvider):
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model must be a non-blank string, got {model!r}")
+        check_text(model, field="model")
         if (script is None) == (by_substring is None):
             raise ValueError(
                 "give exactly one of script or by_substring, "

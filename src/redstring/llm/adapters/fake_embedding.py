@@ -18,6 +18,7 @@ from typing import Final
 import numpy as np
 
 from redstring.domain.exceptions import EmbeddingProviderError
+from redstring.domain.json_safety import check_text
 from redstring.domain.limits import MAX_DIMENSION
 from redstring.domain.validation import check_integer
 from redstring.ports.embedding import EmbeddingProvider
@@ -50,6 +51,7 @@ class FakeEmbeddingProvider(AsyncClosable, EmbeddingProvider):
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model must be a non-blank string, got {model!r}")
+        check_text(model, field="model")
         check_integer(dimension, argument="dimension", minimum=1, maximum=MAX_DIMENSION)
         if fail_on is not None and not isinstance(fail_on, str):
             raise ValueError(f"fail_on must be a string or None, got {fail_on!r}")

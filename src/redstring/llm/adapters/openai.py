@@ -37,6 +37,7 @@ from redstring.domain.exceptions import (
     MalformedCompletionError,
     RefusedCompletionError,
 )
+from redstring.domain.json_safety import check_text
 from redstring.domain.limits import MAX_DIMENSION
 from redstring.domain.validation import check_integer
 from redstring.ports.embedding import EmbeddingProvider
@@ -168,10 +169,13 @@ def _check_base_url(base_url: object) -> str:
     """The API root without a trailing slash.
 
     Raises:
-        ValueError: `base_url` is blank, not an http(s) URL, or has no host.
+        ValueError: `base_url` is blank, holds a NUL or an unpaired
+            surrogate, is not an http(s) URL, or has no host.
     """
     if not isinstance(base_url, str) or not base_url.strip():
         raise ValueError(f"base_url must be a non-blank string, got {base_url!r}")
+    # Before httpx: it would raise `UnicodeEncodeError` on a surrogate.
+    check_text(base_url, field="base_url")
     try:
         url = httpx.URL(base_url)
     except httpx.InvalidURL as exc:
@@ -219,6 +223,7 @@ class _OpenAiHttp:
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model must be a non-blank string, got {model!r}")
+        check_text(model, field="model")
         self._root = _check_base_url(base_url)
         if api_key is not None and not _is_token(api_key):
             # The key itself is never echoed: error messages end up in logs.
@@ -348,8 +353,9 @@ class OpenAiCompatibleLlmProvider(AsyncClosable, LlmProvider):
     docstring for retries.
 
     Raises:
-        ValueError: a blank `model` or `base_url`, a `base_url` that is not
-            http(s), a blank `api_key`, `timeout <= 0`, `max_retries < 0` or
+        ValueError: a blank `model` or `base_url`, a NUL or an unpaired
+            surrogate in either, a `base_url` that is not http(s), an
+            `api_key` that is not printable ASCII, `timeout <= 0`, `max_retries < 0` or
             `backoff < 0`.
     """
 

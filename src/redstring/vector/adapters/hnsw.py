@@ -56,7 +56,7 @@ _SPOT_CHECKS: Final = 32
 _CHUNK: Final = 1 << 24
 
 
-class HnswIndex:
+class HnswGraph:
     """An HNSW graph over float32 rows, labelled by row position, cosine distance.
 
     Not thread-safe: the store serializes its writes and searches.
@@ -72,7 +72,7 @@ class HnswIndex:
         self._index.set_num_threads(1)
 
     @classmethod
-    def build(cls, matrix: NDArray[np.float32], *, threads: int = 1) -> HnswIndex:
+    def build(cls, matrix: NDArray[np.float32], *, threads: int = 1) -> HnswGraph:
         """An index over every row of `matrix`, labelled `0..len(matrix) - 1`.
 
         `threads` hnswlib threads insert the rows. With more than one the
@@ -146,7 +146,7 @@ def _fsync(path: str) -> None:
 
 
 def save_index(
-    index: HnswIndex, directory: str, name: str, *, tag: Mapping[str, Any], keys: Sequence[str]
+    index: HnswGraph, directory: str, name: str, *, tag: Mapping[str, Any], keys: Sequence[str]
 ) -> None:
     """Write `index` as `directory/name.hnsw` plus its manifest, replacing any old pair.
 
@@ -194,14 +194,14 @@ def save_index(
 
 def load_index(
     directory: str, name: str, *, tag: Mapping[str, Any], dimension: int
-) -> tuple[HnswIndex, list[str]] | None:
+) -> tuple[HnswGraph, list[str]] | None:
     """The index `save_index` wrote under `name`, and its keys by label; `None` if unusable.
 
     `None` when either file is missing or unreadable, the manifest is not
     this format, its tag is not `tag`, its dimension is not `dimension`,
     the index file's size or CRC-32 is not the one recorded, or hnswlib
     refuses the file. The caller still checks that the keys are its rows'
-    and `HnswIndex.matches` before trusting the index.
+    and `HnswGraph.matches` before trusting the index.
     """
     target = os.path.join(directory, name)
     try:
@@ -223,7 +223,7 @@ def load_index(
             and _crc32(target + ".hnsw") == manifest.get("crc32")
         ):
             return None
-        index = HnswIndex.__new__(HnswIndex)
+        index = HnswGraph.__new__(HnswGraph)
         index._index = hnswlib.Index(space="cosine", dim=dimension)
         index._index.load_index(target + ".hnsw", max_elements=max(count + count // 4, 1))
         index._index.set_num_threads(1)

@@ -6,7 +6,7 @@ import pytest
 
 from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.ports.event_log import EventLog
-from redstring.testing.event_log import EventLogCompliance, event_in
+from redstring.testing.event_log import EntityEventReaderCompliance, EventLogCompliance, event_in
 from redstring.testing.factories import TENANT
 
 
@@ -29,3 +29,8 @@ class TestInMemoryEventLog(EventLogCompliance):
         with pytest.raises(ValueError, match=r"events\[1\]"):
             await log.append_many([event_in(TENANT), "not an event"])  # type: ignore[list-item]
         assert await log.last_sequence() == 0
+
+
+class TestInMemoryEntityEventReader(EntityEventReaderCompliance):
+    def new_log(self) -> EventLog:
+        return InMemoryEventLog()

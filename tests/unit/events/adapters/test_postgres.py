@@ -10,8 +10,16 @@ import pytest
 from redstring.events.adapters.postgres import PostgresEventLog
 from redstring.ports.event_log import EventLog
 from redstring.ports.lifetime import AsyncClosable
-from redstring.testing.event_log import EventLogCompliance, event_in
-from redstring.testing.factories import OTHER_TENANT, TENANT
+from redstring.testing.event_log import (
+    EntityEventReaderCompliance,
+    EventLogCompliance,
+    event_in,
+    make_document_extracted,
+    make_entities_merged,
+    make_entity_deleted,
+    make_merge_undone,
+)
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
 
 if TYPE_CHECKING:
     from tests.postgres import PostgresSchemas
@@ -86,3 +94,36 @@ async def test_an_empty_batch_touches_no_database_and_the_repr_shows_the_state()
     assert repr(log) == "PostgresEventLog(schema='redstring', open)"
     await log.close()
     assert repr(log) == "PostgresEventLog(schema='redstring', closed)"
+
+
+class TestPostgresEntityEventReader(EntityEventReaderCompliance):
+    @pytest.fixture(autouse=True)
+    def _schemas(self, postgres: PostgresSchemas) -> None:
+        self._postgres = postgres
+
+    def new_log(self) -> EventLog:
+        return self._postgres.event_log()
+
+
+async def test_a_schema_written_before_the_entity_index_gains_it_filled(
+    postgres: PostgresSchemas,
+) -> None:
+    """The index is built from the stored events the first time a newer log opens the schema."""
+    a, b, c = make_entity(name="Ada"), make_entity(name="Ada L"), make_entity(name="Bob")
+    merge = make_entities_merged(a, [b])
+    undo = make_merge_undone(merge)
+    deleted = make_entity_deleted(c.id)
+    schema = postgres.new_schema()
+    async with postgres.event_log(schema) as log:
+        await log.append_many([make_document_extracted([a, b, c]), merge, undo, deleted])
+        client = await log._prepare()
+        async with client.connection() as connection:
+            await connection.execute(f'DROP TABLE "{schema}".event_entities')
+            await connection.execute(
+                f"DELETE FROM \"{schema}\".meta WHERE component = 'event_index'"
+            )
+    async with postgres.event_log(schema) as reopened:
+        found = await reopened.read_naming([b.id], tenant_id=TENANT)
+        assert [s.event for s in found] == [merge, undo]
+        found = await reopened.read_naming([a.id, c.id], tenant_id=TENANT)
+        assert [s.event for s in found] == [merge, undo, deleted]

@@ -13,7 +13,7 @@ import textwrap
 import time
 from contextlib import suppress
 from typing import TYPE_CHECKING
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
 
@@ -22,7 +22,15 @@ from redstring.domain.exceptions import StoreError
 from redstring.events.adapters.sqlite import SqliteEventLog
 from redstring.graph.adapters.sqlite import SqliteGraphStore
 from redstring.ports.event_log import EventLog
-from redstring.testing.event_log import EventLogCompliance, event_in
+from redstring.testing.event_log import (
+    EntityEventReaderCompliance,
+    EventLogCompliance,
+    event_in,
+    make_document_extracted,
+    make_entities_merged,
+    make_entity_deleted,
+    make_merge_undone,
+)
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
 from redstring.vector.adapters.sqlite import SqliteVectorStore
 
@@ -200,7 +208,7 @@ async def test_logs_appending_to_one_file_at_once_never_share_a_number(
 
 READER = """
 import asyncio, json, sys
-from uuid import UUID
+from uuid import UUID, uuid4
 from redstring.domain.ids import TenantId
 from redstring.events.adapters.sqlite import SqliteEventLog
 
@@ -240,7 +248,7 @@ async def test_a_reader_in_another_process_sees_committed_appends(
 WRITER = """
 import asyncio, sys
 from datetime import UTC, datetime
-from uuid import UUID
+from uuid import UUID, uuid4
 from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.events import DocumentExtracted
 from redstring.domain.ids import EntityId, TenantId
@@ -340,3 +348,46 @@ async def test_a_process_killed_mid_batch_leaves_each_batch_whole_or_absent(
     async with SqliteEventLog(path) as log:
         assert await log.last_sequence() == sum(counts)
         assert len(await log.read()) == sum(counts)
+
+
+class TestSqliteEntityEventReader(EntityEventReaderCompliance):
+    @pytest.fixture(autouse=True)
+    def _fresh_files(self, tmp_path: Path, open_log: OpenLog) -> None:
+        files = (tmp_path / f"log-{n}.db" for n in itertools.count())
+        self._open_next: Callable[[], SqliteEventLog] = lambda: open_log(next(files))
+
+    def new_log(self) -> EventLog:
+        return self._open_next()
+
+
+async def test_a_file_written_before_the_entity_index_gains_it_filled(
+    tmp_path: Path, open_log: OpenLog
+) -> None:
+    """The index is built from the stored events the first time a newer log opens the file."""
+    a, b, c = make_entity(name="Ada"), make_entity(name="Ada L"), make_entity(name="Bob")
+    merge = make_entities_merged(a, [b])
+    undo = make_merge_undone(merge)
+    deleted = make_entity_deleted(c.id)
+    path = tmp_path / "old.db"
+    async with SqliteEventLog(path) as log:
+        await log.append_many([make_document_extracted([a, b, c]), merge, undo, deleted])
+    with sqlite3.connect(path) as connection:
+        connection.execute("DROP TABLE events_entities")
+    connection.close()
+    reopened = open_log(path)
+    assert [s.event for s in await reopened.read_naming([b.id], tenant_id=TENANT)] == [merge, undo]
+    assert [s.event for s in await reopened.read_naming([a.id, c.id], tenant_id=TENANT)] == [
+        merge,
+        undo,
+        deleted,
+    ]
+
+
+async def test_more_ids_than_sqlite_binds_at_once_are_read_in_chunks(open_log: OpenLog) -> None:
+    log = open_log()
+    deletes = [make_entity_deleted(make_entity().id) for _ in range(3)]
+    await log.append_many(deletes)
+    many = [make_entity().id for _ in range(40_000)] + [deletes[2].entity_id]
+    assert [s.event for s in await log.read_naming(many, tenant_id=TENANT)] == [deletes[2]]
+    events = [uuid4() for _ in range(40_000)] + [deletes[0].event_id]
+    assert [s.event for s in await log.read_events(events, tenant_id=TENANT)] == [deletes[0]]

@@ -261,3 +261,9 @@ async def test_the_context_manager_does_not_swallow_an_exception() -> None:
             await provider.extract("Ada", Person)
 
     assert provider.closed
+
+
+@pytest.mark.parametrize("model", [f"fake{chr(0xD800)}", "fake\x00"])
+def test_a_model_name_no_event_could_hold_is_refused_naming_it(model: str) -> None:
+    with pytest.raises(ValueError, match="model contains"):
+        FakeLlmProvider(model=model, script=[])

@@ -860,6 +860,39 @@ def test_bad_constructor_arguments_raise_value_error_naming_the_value(
         adapter(**{**arguments, **overrides})
 
 
+#: An unpaired surrogate, built at runtime rather than written as a literal.
+_SURROGATE = chr(0xD800)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "named"),
+    [
+        ({"base_url": _SURROGATE}, "base_url"),
+        ({"base_url": f"http://example.test/v1{_SURROGATE}"}, "base_url"),
+        ({"base_url": f"http://{_SURROGATE}.test/v1"}, "base_url"),
+        ({"base_url": f"http://example.test/v1?q={_SURROGATE}"}, "base_url"),
+        ({"base_url": "http://example.test/v1\x00"}, "base_url"),
+        ({"model": f"llama{_SURROGATE}"}, "model"),
+        ({"model": "llama\x00"}, "model"),
+        ({"api_key": f"sk-{_SURROGATE}"}, "api_key"),
+    ],
+)
+@pytest.mark.parametrize(
+    "adapter", [OpenAiCompatibleLlmProvider, OpenAiCompatibleEmbeddingProvider]
+)
+def test_text_no_request_could_carry_is_a_value_error_naming_the_argument(
+    adapter: type[Any], overrides: dict[str, Any], named: str
+) -> None:
+    """Not the `UnicodeEncodeError` (a `ValueError` too) of encoding it, at the first request."""
+    arguments: dict[str, Any] = {"base_url": "http://127.0.0.1:1/v1", "model": "m"}
+    if adapter is OpenAiCompatibleEmbeddingProvider:
+        arguments["dimension"] = 2
+
+    with pytest.raises(ValueError, match=named) as caught:
+        adapter(**{**arguments, **overrides})
+    assert not isinstance(caught.value, UnicodeError)
+
+
 @pytest.mark.parametrize(
     ("overrides", "named"),
     [
