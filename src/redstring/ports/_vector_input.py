@@ -22,7 +22,7 @@ from redstring.domain.validation import (
     check_limit,
     check_min_score,
 )
-from redstring.domain.vector import Vector, VectorRecord
+from redstring.domain.vector import Vector
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -131,20 +131,6 @@ def row_norms(matrix: NDArray[np.float32]) -> NDArray[np.float32]:
     """Each row's length, computed in float64 (no overflow or underflow), stored as float32."""
     with np.errstate(over="ignore"):
         return _row_lengths(matrix).astype(np.float32)
-
-
-def check_batch(records: Sequence[VectorRecord], dimension: int) -> NDArray[np.float32]:
-    """Every record's vector as one float32 row, after checking the whole batch.
-
-    Raises:
-        DimensionMismatchError: some vector does not have `dimension` components.
-        ValueError: some record is not a `VectorRecord`, or its vector is zero,
-            NaN or infinite; the message names its index.
-    """
-    for index, record in enumerate(records):
-        if not isinstance(record, VectorRecord):
-            raise ValueError(f"records[{index}] is not a VectorRecord: {record!r}")
-    return check_rows([record.vector for record in records], dimension)
 
 
 def check_metadata(metadata: object, field: str) -> dict[str, Any]:

@@ -80,10 +80,6 @@ class TenantReplicas[T]:
         """The tenant's replica as held, however old; `None` when none is held."""
         return self._held.get(tenant_id)
 
-    def tenants(self) -> list[TenantId]:
-        """The tenants whose replica is held."""
-        return list(self._held)
-
     def clear(self) -> None:
         """Forget every replica."""
         self._held.clear()
