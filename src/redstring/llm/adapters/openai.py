@@ -55,6 +55,9 @@ except ImportError as _import_error:
 MAX_RETRY_DELAY: Final = 30.0
 """The longest wait, in seconds, between two attempts, whatever `Retry-After` says."""
 
+MAX_RETRIES: Final = 100
+"""The most retries a provider may be asked for: past it, a call would wait for hours."""
+
 MAX_RESPONSE_BYTES: Final = 32 * 1024 * 1024
 """The largest answer body, in bytes after decompression, that an attempt reads.
 
@@ -231,7 +234,7 @@ class _OpenAiHttp:
         if client is not None and not isinstance(client, httpx.AsyncClient):
             raise ValueError(f"client must be an httpx.AsyncClient or None, got {client!r}")
         _check_seconds("timeout", timeout, allow_zero=False)
-        _check_positive_int("max_retries", max_retries, minimum=0)
+        check_integer(max_retries, argument="max_retries", minimum=0, maximum=MAX_RETRIES)
         _check_seconds("backoff", backoff, allow_zero=True)
         self.model = model
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key is not None else {}
@@ -397,12 +400,18 @@ class OpenAiCompatibleLlmProvider(AsyncClosable, LlmProvider):
             MalformedCompletionError: the content is not JSON valid against `schema`.
             LlmProviderError: the server failed, after retries, or answered
                 with something that is not a chat completion.
-            ValueError: `text` is not a string or `schema` is not a pydantic model.
+            ValueError: `text` or `system_prompt` is not a string no request
+                could carry, or `schema` is not a pydantic model.
         """
         if not isinstance(text, str):
             raise ValueError(f"text must be a string, got {text!r}")
         if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
             raise ValueError(f"schema must be a pydantic model class, got {schema!r}")
+        if system_prompt is not None and not isinstance(system_prompt, str):
+            raise ValueError(f"system_prompt must be a string or None, got {system_prompt!r:.60}")
+        check_text(text, field="text")
+        if system_prompt is not None:
+            check_text(system_prompt, field="system_prompt")
         messages: list[dict[str, str]] = []
         if system_prompt:
             messages.append({"role": "system", "content": system_prompt})

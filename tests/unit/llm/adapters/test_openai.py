@@ -338,7 +338,12 @@ async def test_a_body_that_is_not_a_chat_completion_is_a_provider_error(
 
 @pytest.mark.parametrize(
     ("text", "schema", "named"),
-    [(b"Ada", Person, "text"), ("Ada", dict, "schema"), ("Ada", Person(name="Ada"), "schema")],
+    [
+        (b"Ada", Person, "text"),
+        ("Ada", dict, "schema"),
+        ("Ada", Person(name="Ada"), "schema"),
+        ("Ada\x00", Person, "text"),
+    ],
 )
 async def test_a_text_or_schema_of_the_wrong_type_is_refused_before_a_request(
     server: FakeOpenAiServer, client: httpx.AsyncClient, text: Any, schema: Any, named: str
@@ -842,6 +847,7 @@ async def test_a_closed_adapter_sends_nothing_and_leaves_a_handed_in_client_open
         ({"max_retries": -1}, "-1"),
         ({"max_retries": 1.5}, "1.5"),
         ({"max_retries": True}, "True"),
+        ({"max_retries": 2**64}, "max_retries must be within 0..100"),
         ({"backoff": -0.5}, "-0.5"),
         ({"client": "not a client"}, "client"),
     ],
@@ -916,3 +922,14 @@ def test_without_httpx_the_import_fails_naming_the_extra(monkeypatch: pytest.Mon
 
     with pytest.raises(ImportError, match=r"redstring\[http\]"):
         importlib.import_module("redstring.llm.adapters.openai")
+
+
+@pytest.mark.parametrize("prompt", [b"Extract.", f"Extract{chr(0xD800)}"])
+async def test_a_system_prompt_no_request_could_carry_is_refused_before_a_request(
+    server: FakeOpenAiServer, client: httpx.AsyncClient, prompt: Any
+) -> None:
+    async with llm(server, client) as model:
+        with pytest.raises(ValueError, match="system_prompt"):
+            await model.extract("Ada", Person, system_prompt=prompt)
+
+    assert server.requests() == []
