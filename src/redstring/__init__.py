@@ -145,6 +145,7 @@ from redstring.vector.adapters.memory import InMemoryVectorStore
 from redstring.vector.adapters.sqlite import SqliteVectorStore
 
 if TYPE_CHECKING:
+    from redstring.chunks.adapters.postgres import PostgresChunkStore
     from redstring.events.adapters.postgres import PostgresEventLog
     from redstring.graph.adapters.postgres import PostgresGraphStore
     from redstring.vector.adapters.postgres import HnswIndex, PostgresVectorStore
@@ -154,6 +155,7 @@ __version__ = "0.3.0"
 #: Names loaded on first access, by the module that defines them.
 _LAZY = {
     "HnswIndex": "redstring.vector.adapters.postgres",
+    "PostgresChunkStore": "redstring.chunks.adapters.postgres",
     "PostgresEventLog": "redstring.events.adapters.postgres",
     "PostgresGraphStore": "redstring.graph.adapters.postgres",
     "PostgresVectorStore": "redstring.vector.adapters.postgres",
@@ -244,6 +246,7 @@ __all__ = [
     "MissingEntityError",
     "NameCandidateReader",
     "PartialExtractionError",
+    "PostgresChunkStore",
     "PostgresEventLog",
     "PostgresGraphStore",
     "PostgresVectorStore",

@@ -91,3 +91,30 @@ def live_entries(segments: Iterable[bytes]) -> NDArray[np.void]:
 def merged(segments: Iterable[bytes]) -> bytes:
     """One segment holding what `segments` hold together."""
     return live_entries(segments).tobytes()
+
+
+class SegmentPlan:
+    """How one write changes the term rows and segments of one tenant.
+
+    `gone`: terms no chunk holds any more (their rows and segments go);
+    `kept`: `(term, df, segments)` rows to write; `appended`: `(term,
+    segment)` blobs to add; `compacted`: terms whose stored segments must be
+    read, merged with the write's own (`merged`) and replaced by one.
+    """
+
+    def __init__(self, changes: PostingChanges, held: dict[str, tuple[int, int]]) -> None:
+        self.gone: list[str] = []
+        self.kept: list[tuple[str, int, int]] = []
+        self.appended: list[tuple[str, bytes]] = []
+        self.compacted: list[str] = []
+        for term in changes.terms():
+            df, segments = held.get(term, (0, 0))
+            df += changes.frequency_change(term)
+            if df == 0:
+                self.gone.append(term)
+            elif segments + 1 > MAX_SEGMENTS:
+                self.compacted.append(term)
+                self.kept.append((term, df, 1))
+            else:
+                self.kept.append((term, df, segments + 1))
+                self.appended.append((term, changes.segment(term)))

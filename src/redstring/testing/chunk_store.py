@@ -374,6 +374,20 @@ class ChunkStoreCompliance(LifetimeCompliance):
 
         run(scenario())
 
+    async def test_many_writes_touching_one_term_rank_as_one_write_would(self) -> None:
+        store = self.new_store()
+        held: list[Chunk] = []
+        for n in range(20):
+            chunks = source_chunks(f"doc-{n}", f"apple {n}", first=10 * n)
+            await store.put_chunks(chunks)
+            held += chunks
+            if n % 3 == 0:
+                await store.delete_source(SourceId(f"doc-{n}"), TENANT)
+                held = [chunk for chunk in held if chunk.source_id != f"doc-{n}"]
+        assert found(await store.search("apple 4", TENANT, k=20)) == reference_search(
+            held, "apple 4", k=20
+        )
+
     # -- refused input ----------------------------------------------------------------
 
     async def test_a_bad_chunk_after_a_good_one_writes_nothing(self) -> None:
