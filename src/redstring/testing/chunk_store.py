@@ -331,6 +331,15 @@ class ChunkStoreCompliance(LifetimeCompliance):
         assert await store.search("?!", TENANT) == []
         assert await store.search("apple", TenantId(uuid4())) == []
 
+    async def test_a_chunk_without_terms_counts_in_the_statistics_but_never_matches(self) -> None:
+        store = self.new_store()
+        chunks = source_chunks("doc-1", "apple pie", "... !!! ...", "pie")
+        await store.put_chunks(chunks)
+        assert found(await store.search("pie apple", TENANT)) == reference_search(
+            chunks, "pie apple"
+        )
+        assert await store.count_chunks(TENANT) == 3
+
     async def test_source_ids_filter_before_k(self) -> None:
         store = self.new_store()
         best = make_chunk("apple apple", id=chunk_id(1), source_id=SourceId("doc-1"))

@@ -222,7 +222,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
         )
         changes = PostingChanges()
         await self._remove_chunks(connection, tenant, replaced, changes)
-        lengths = [changes.add(slot, chunk.text) for slot, chunk in enumerate(batch, first)]
+        lengths = changes.add_batch(first, [chunk.text for chunk in batch])
         await connection.copy_records_to_table(
             "chunk_chunks",
             schema_name=self._client.schema,

@@ -251,19 +251,23 @@ def _apply(connection: sqlite3.Connection, tenant: str, changes: PostingChanges)
         [(tenant, *row) for row in plan.kept],
     )
     appended = [(tenant, term, segment, blob) for term, blob in plan.appended]
-    for term in plan.compacted:
-        blobs = [
-            blob
-            for (blob,) in connection.execute(
-                "SELECT entries FROM chunks_postings WHERE tenant_id = ? AND term = ? "
-                "ORDER BY segment",
-                (tenant, term),
-            )
-        ]
-        connection.execute(
-            "DELETE FROM chunks_postings WHERE tenant_id = ? AND term = ?", (tenant, term)
-        )
-        appended.append((tenant, term, segment, merged([*blobs, changes.segment(term)])))
+    stored: dict[str, list[bytes]] = {}
+    for term, blob in _select_in(
+        connection,
+        "SELECT term, entries FROM chunks_postings WHERE tenant_id = ? AND term IN ({}) "
+        "ORDER BY term, segment",
+        (tenant,),
+        plan.compacted,
+    ):
+        stored.setdefault(term, []).append(blob)
+    connection.executemany(
+        "DELETE FROM chunks_postings WHERE tenant_id = ? AND term = ?",
+        [(tenant, term) for term in plan.compacted],
+    )
+    appended += [
+        (tenant, term, segment, merged([*stored.get(term, []), changes.segment(term)]))
+        for term in plan.compacted
+    ]
     connection.executemany(
         "INSERT INTO chunks_postings (tenant_id, term, segment, entries) VALUES (?, ?, ?, ?)",
         appended,
@@ -362,23 +366,24 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
         (first,) = connection.execute(
             "SELECT next_slot FROM chunks_tenants WHERE tenant_id = ?", (tenant,)
         ).fetchone()
-        rows = []
-        for slot, chunk in enumerate(batch, first):
-            length = changes.add(slot, chunk.text)
-            rows.append(
-                (
-                    tenant,
-                    str(chunk.id),
-                    slot,
-                    chunk.source_id,
-                    chunk.ordinal,
-                    chunk.start,
-                    chunk.end,
-                    length,
-                    chunk.text,
-                    metadata[id(chunk)],
-                )
+        lengths = changes.add_batch(first, [chunk.text for chunk in batch])
+        rows = [
+            (
+                tenant,
+                str(chunk.id),
+                slot,
+                chunk.source_id,
+                chunk.ordinal,
+                chunk.start,
+                chunk.end,
+                length,
+                chunk.text,
+                metadata[id(chunk)],
             )
+            for slot, chunk, length in zip(
+                range(first, first + len(batch)), batch, lengths, strict=True
+            )
+        ]
         connection.executemany(
             "INSERT INTO chunks_chunks (tenant_id, chunk_id, slot, source_id, ordinal, start, "
             '"end", length, text, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
