@@ -21,6 +21,8 @@ extras).
 import importlib
 from typing import TYPE_CHECKING
 
+from redstring.chunks.adapters.memory import InMemoryChunkStore
+from redstring.chunks.adapters.sqlite import SqliteChunkStore
 from redstring.composition import (
     AUTO,
     AutoDomain,
@@ -51,6 +53,7 @@ from redstring.domain.blocking import (
     prefix_key,
     soundex_key,
 )
+from redstring.domain.chunk import Chunk, Mention, ScoredChunk
 from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.events import (
     DocumentExtracted,
@@ -71,6 +74,7 @@ from redstring.domain.exceptions import (
     LlmProviderError,
     MalformedCompletionError,
     MergeUndoError,
+    MissingChunkError,
     MissingEntityError,
     PartialExtractionError,
     RedstringError,
@@ -78,7 +82,7 @@ from redstring.domain.exceptions import (
     StoreError,
     UnknownDomainError,
 )
-from redstring.domain.ids import EntityId, RelationshipId, SourceId, TenantId
+from redstring.domain.ids import ChunkId, EntityId, RelationshipId, SourceId, TenantId
 from redstring.domain.names import NAME_CANDIDATE_LIMIT
 from redstring.domain.normalization import fold_name, normalize_name
 from redstring.domain.relationship import Relationship
@@ -96,7 +100,6 @@ from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.events.adapters.sqlite import SqliteEventLog
 from redstring.extraction import (
     DEFAULT_DOMAIN,
-    Chunk,
     Chunker,
     ChunkFailure,
     DomainPrompt,
@@ -109,12 +112,17 @@ from redstring.extraction import (
     available_domains,
     get_domain,
 )
+from redstring.extraction import Chunk as TextChunk
 from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.graph.adapters.sqlite import SqliteGraphStore
 from redstring.llm.adapters.fake import EMPTY, EmptyAnswer, FakeLlmProvider
 from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.ports import (
     AsyncClosable,
+    ChunkPurge,
+    ChunkReader,
+    ChunkStore,
+    ChunkWriter,
     EmbeddingProvider,
     EntityEventReader,
     EntityReader,
@@ -129,6 +137,8 @@ from redstring.ports import (
     LendingGraphStoreBase,
     LlmProvider,
     MergeResolver,
+    MentionReader,
+    MentionWriter,
     NameCandidateReader,
     SharedNameCandidateReader,
     StoredEvent,
@@ -145,6 +155,7 @@ from redstring.vector.adapters.memory import InMemoryVectorStore
 from redstring.vector.adapters.sqlite import SqliteVectorStore
 
 if TYPE_CHECKING:
+    from redstring.chunks.adapters.postgres import PostgresChunkStore
     from redstring.events.adapters.postgres import PostgresEventLog
     from redstring.graph.adapters.postgres import PostgresGraphStore
     from redstring.llm.adapters.e5 import E5EmbeddingProvider
@@ -162,6 +173,7 @@ _LAZY = {
     "HnswIndex": "redstring.vector.adapters.postgres",
     "OpenAiCompatibleEmbeddingProvider": "redstring.llm.adapters.openai",
     "OpenAiCompatibleLlmProvider": "redstring.llm.adapters.openai",
+    "PostgresChunkStore": "redstring.chunks.adapters.postgres",
     "PostgresEventLog": "redstring.events.adapters.postgres",
     "PostgresGraphStore": "redstring.graph.adapters.postgres",
     "PostgresVectorStore": "redstring.vector.adapters.postgres",
@@ -191,6 +203,11 @@ __all__ = [
     "BlockingKeyStrategy",
     "Chunk",
     "ChunkFailure",
+    "ChunkId",
+    "ChunkPurge",
+    "ChunkReader",
+    "ChunkStore",
+    "ChunkWriter",
     "Chunker",
     "ClosedError",
     "ConsolidationMerge",
@@ -233,6 +250,7 @@ __all__ = [
     "GraphWriter",
     "HnswIndex",
     "ImportReport",
+    "InMemoryChunkStore",
     "InMemoryEventLog",
     "InMemoryGraphStore",
     "InMemoryVectorStore",
@@ -241,6 +259,9 @@ __all__ = [
     "LlmProvider",
     "LlmProviderError",
     "MalformedCompletionError",
+    "Mention",
+    "MentionReader",
+    "MentionWriter",
     "MergeAdjudicator",
     "MergePolicy",
     "MergeQuestion",
@@ -248,11 +269,13 @@ __all__ = [
     "MergeUndoError",
     "MergeUndone",
     "MergeVerdict",
+    "MissingChunkError",
     "MissingEntityError",
     "NameCandidateReader",
     "OpenAiCompatibleEmbeddingProvider",
     "OpenAiCompatibleLlmProvider",
     "PartialExtractionError",
+    "PostgresChunkStore",
     "PostgresEventLog",
     "PostgresGraphStore",
     "PostgresVectorStore",
@@ -264,11 +287,13 @@ __all__ = [
     "RetrievalMode",
     "RetrievalResult",
     "Retriever",
+    "ScoredChunk",
     "ScoredEntity",
     "SharedNameCandidateReader",
     "SlidingWindowChunker",
     "SourceDocument",
     "SourceId",
+    "SqliteChunkStore",
     "SqliteEventLog",
     "SqliteGraphStore",
     "SqliteVectorStore",
@@ -276,6 +301,7 @@ __all__ = [
     "StoredEvent",
     "TenantCounter",
     "TenantId",
+    "TextChunk",
     "UnknownDomainError",
     "Vector",
     "VectorLike",

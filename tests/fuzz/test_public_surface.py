@@ -36,6 +36,7 @@ from pydantic import BaseModel
 
 import redstring
 from redstring import (
+    ChunkId,
     Consolidator,
     DocumentExtracted,
     EntityId,
@@ -44,11 +45,13 @@ from redstring import (
     FakeEmbeddingProvider,
     FakeLlmProvider,
     GraphProjection,
+    InMemoryChunkStore,
     InMemoryEventLog,
     InMemoryGraphStore,
     InMemoryVectorStore,
     LlmMergeAdjudicator,
     MergeQuestion,
+    PostgresChunkStore,
     PostgresEventLog,
     PostgresGraphStore,
     PostgresVectorStore,
@@ -59,6 +62,7 @@ from redstring import (
     SlidingWindowChunker,
     SourceDocument,
     SourceId,
+    SqliteChunkStore,
     SqliteEventLog,
     SqliteGraphStore,
     SqliteVectorStore,
@@ -66,13 +70,14 @@ from redstring import (
     VectorRecord,
 )
 from redstring.domain.limits import MAX_DEPTH, MAX_LIMIT, MAX_NAME_LENGTH, MAX_QUERY_LENGTH
-from redstring.testing.factories import TENANT, make_entity, make_relationship
+from redstring.testing.factories import TENANT, make_chunk, make_entity, make_relationship
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
 DIMENSION = 8
 ENTITY_ID = EntityId(UUID("00000000-0000-4000-8000-00000000000a"))
+CHUNK_ID = ChunkId(UUID("00000000-0000-4000-8000-00000000000c"))
 ANSWER = {"entities": [{"name": "Ada Lovelace", "entity_type": "person"}], "relationships": []}
 #: The session's Postgres server, set by `_postgres_server` before any test runs.
 POSTGRES: list[str] = []
@@ -290,6 +295,12 @@ VALID: dict[str, Callable[[World], Any]] = {
     "questions": lambda _: [
         MergeQuestion(left=make_entity(), right=make_entity(), score=0.5, reason="names 0.90")
     ],
+    "source_id": lambda _: SourceId("doc-1"),
+    "chunk_id": lambda _: CHUNK_ID,
+    "chunk_ids": lambda _: [CHUNK_ID],
+    "chunk": lambda _: make_chunk(id=CHUNK_ID),
+    "chunks": lambda _: [make_chunk(id=CHUNK_ID)],
+    "mentions": lambda _: [],
 }
 
 #: Parameters whose valid value depends on the callable (cosine's vectors).
@@ -300,6 +311,13 @@ OVERRIDES: dict[str, dict[str, Callable[[World], Any]]] = {
     "PostgresGraphStore": {"schema": lambda world: world.schema()},
     "PostgresVectorStore": {"schema": lambda world: world.schema()},
     "PostgresEventLog": {"schema": lambda world: world.schema()},
+    "PostgresChunkStore": {"schema": lambda world: world.schema()},
+    "Chunk": {
+        "id": lambda _: CHUNK_ID,
+        "ordinal": lambda _: 0,
+        "start": lambda _: 0,
+        "end": lambda _: len("Ada Lovelace wrote the first program."),
+    },
 }
 
 
@@ -331,6 +349,11 @@ def _subjects() -> dict[str, Callable[[World], Any]]:
         ),
         "PostgresEventLog": lambda world: world.keep(
             PostgresEventLog(world.dsn, schema=world.schema(), pool_size=2)
+        ),
+        "InMemoryChunkStore": lambda _: InMemoryChunkStore(),
+        "SqliteChunkStore": lambda world: world.keep(SqliteChunkStore(world.path())),
+        "PostgresChunkStore": lambda world: world.keep(
+            PostgresChunkStore(world.dsn, schema=world.schema(), pool_size=2)
         ),
         "FakeEmbeddingProvider": lambda world: world.embeddings(),
         "FakeLlmProvider": lambda world: world.provider(),

@@ -6,6 +6,15 @@ port, a checked base (`GraphStoreBase`, `VectorStoreBase`, `EventLogBase`)
 runs the port's argument checks once and leaves an adapter only its I/O.
 """
 
+from redstring.ports.chunk_store import (
+    ChunkPurge,
+    ChunkReader,
+    ChunkStore,
+    ChunkStoreBase,
+    ChunkWriter,
+    MentionReader,
+    MentionWriter,
+)
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.event_log import EntityEventReader, EventLog, EventLogBase, StoredEvent
 from redstring.ports.graph_store import (
@@ -35,6 +44,11 @@ from redstring.ports.vector_store import (
 
 __all__ = [
     "AsyncClosable",
+    "ChunkPurge",
+    "ChunkReader",
+    "ChunkStore",
+    "ChunkStoreBase",
+    "ChunkWriter",
     "EmbeddingProvider",
     "EntityEventReader",
     "EntityReader",
@@ -49,6 +63,8 @@ __all__ = [
     "LendingGraphStoreBase",
     "LlmProvider",
     "MergeResolver",
+    "MentionReader",
+    "MentionWriter",
     "NameCandidateReader",
     "SharedNameCandidateReader",
     "StoredEvent",
