@@ -1,0 +1,131 @@
+"""Finding where names occur in a text: whole words, compared in their folded form.
+
+A text is read as words (runs of Unicode letters, digits and marks), each
+folded by `fold_name`; a name matches the run of words whose folded forms,
+joined by spaces, are its own folded form. Matches are leftmost-longest and
+never overlap, so "New York City" is one match, not also "York". See
+ADR 0073.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from redstring.domain.normalization import fold_name
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Iterable, Mapping, Sequence
+
+#: The longest name, in words, that is looked for in a text.
+MAX_NAME_WORDS: Final = 8
+#: A word of a text: letters, digits and combining marks (`\w` less the underscore).
+_WORD: Final = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class TextWord:
+    """One folded word of a text, and where it is: `text[start:end]`."""
+
+    folded: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class NameSpan:
+    """A name found in a text: `text[start:end]` folds to `folded`."""
+
+    folded: str
+    start: int
+    end: int
+
+
+def text_words(text: str) -> list[TextWord]:
+    """The words of `text` in order, each folded; a word that folds to two keeps its span."""
+    words: list[TextWord] = []
+    for match in _WORD.finditer(text):
+        start, end = match.span()
+        words.extend(TextWord(part, start, end) for part in fold_name(match.group()).split())
+    return words
+
+
+def name_key(name: str) -> str:
+    """The form a name is looked for in: `fold_name(name)`, `""` for no words."""
+    return fold_name(name)
+
+
+def starts_proper(word: str) -> bool:
+    """Whether `word` is not written in lowercase: a capital, a digit, or a caseless script."""
+    return not word[:1].islower()
+
+
+def find_names(
+    text: str,
+    names: Collection[str],
+    *,
+    words: Sequence[TextWord] | None = None,
+    proper_only: bool = False,
+) -> list[NameSpan]:
+    """Where the folded `names` occur in `text`, leftmost-longest, never overlapping.
+
+    `names` holds folded forms (`name_key`); a name longer than
+    `MAX_NAME_WORDS` words is never found. With `proper_only`, a match must
+    start at a word written with a capital, a digit or in a caseless script
+    (`starts_proper`), so "of" in prose never links a town named "Of".
+    `words` may pass `text_words(text)` already computed.
+    """
+    found = words if words is not None else text_words(text)
+    longest: dict[str, int] = {}
+    for name in names:
+        parts = name.split()
+        if parts and len(parts) <= MAX_NAME_WORDS:
+            first = parts[0]
+            longest[first] = max(longest.get(first, 0), len(parts))
+    spans: list[NameSpan] = []
+    index, count = 0, len(found)
+    while index < count:
+        word = found[index]
+        reach = longest.get(word.folded, 0)
+        if reach and (not proper_only or starts_proper(text[word.start : word.end])):
+            for length in range(min(reach, count - index), 0, -1):
+                key = " ".join(each.folded for each in found[index : index + length])
+                if key in names:
+                    spans.append(NameSpan(key, word.start, found[index + length - 1].end))
+                    index += length
+                    break
+            else:
+                index += 1
+        else:
+            index += 1
+    return spans
+
+
+def first_words(texts: Iterable[str], *, proper_only: bool = False) -> set[str]:
+    """The distinct folded words of `texts` a name could start at (see `find_names`)."""
+    starts: set[str] = set()
+    for text in texts:
+        for word in text_words(text):
+            if not proper_only or starts_proper(text[word.start : word.end]):
+                starts.add(word.folded)
+    return starts
+
+
+def names_by_key[T](named: Iterable[tuple[str, T]]) -> dict[str, list[T]]:
+    """`(name, item)` pairs grouped by `name_key(name)`, each item once per key, in order."""
+    grouped: dict[str, list[T]] = {}
+    for name, item in named:
+        key = name_key(name)
+        if key:
+            held = grouped.setdefault(key, [])
+            if item not in held:
+                held.append(item)
+    return grouped
+
+
+def spans_by_item[T](
+    spans: Iterable[NameSpan], items: Mapping[str, Sequence[T]]
+) -> list[tuple[T, NameSpan]]:
+    """Each span paired with every item its name stands for, spans in order."""
+    return [(item, span) for span in spans for item in items.get(span.folded, ())]
