@@ -19,6 +19,7 @@ at import time. The Postgres adapters are loaded on first access, so that
 import importlib
 from typing import TYPE_CHECKING
 
+from redstring.chunks.adapters.memory import InMemoryChunkStore
 from redstring.composition import (
     AUTO,
     AutoDomain,
@@ -49,6 +50,7 @@ from redstring.domain.blocking import (
     prefix_key,
     soundex_key,
 )
+from redstring.domain.chunk import Chunk, Mention, ScoredChunk
 from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.events import (
     DocumentExtracted,
@@ -69,6 +71,7 @@ from redstring.domain.exceptions import (
     LlmProviderError,
     MalformedCompletionError,
     MergeUndoError,
+    MissingChunkError,
     MissingEntityError,
     PartialExtractionError,
     RedstringError,
@@ -76,7 +79,7 @@ from redstring.domain.exceptions import (
     StoreError,
     UnknownDomainError,
 )
-from redstring.domain.ids import EntityId, RelationshipId, SourceId, TenantId
+from redstring.domain.ids import ChunkId, EntityId, RelationshipId, SourceId, TenantId
 from redstring.domain.names import NAME_CANDIDATE_LIMIT
 from redstring.domain.normalization import fold_name, normalize_name
 from redstring.domain.relationship import Relationship
@@ -94,7 +97,6 @@ from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.events.adapters.sqlite import SqliteEventLog
 from redstring.extraction import (
     DEFAULT_DOMAIN,
-    Chunk,
     Chunker,
     ChunkFailure,
     DomainPrompt,
@@ -107,12 +109,18 @@ from redstring.extraction import (
     available_domains,
     get_domain,
 )
+from redstring.extraction import Chunk as TextChunk
 from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.graph.adapters.sqlite import SqliteGraphStore
 from redstring.llm.adapters.fake import EMPTY, EmptyAnswer, FakeLlmProvider
 from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.ports import (
     AsyncClosable,
+    ChunkPurge,
+    ChunkReader,
+    ChunkStore,
+    ChunkStoreBase,
+    ChunkWriter,
     EmbeddingProvider,
     EventLog,
     GraphMerge,
@@ -121,6 +129,8 @@ from redstring.ports import (
     GraphStore,
     GraphWriter,
     LlmProvider,
+    MentionReader,
+    MentionWriter,
     NameCandidateReader,
     SharedNameCandidateReader,
     StoredEvent,
@@ -169,6 +179,12 @@ __all__ = [
     "BlockingKeyStrategy",
     "Chunk",
     "ChunkFailure",
+    "ChunkId",
+    "ChunkPurge",
+    "ChunkReader",
+    "ChunkStore",
+    "ChunkStoreBase",
+    "ChunkWriter",
     "Chunker",
     "ClosedError",
     "ConsolidationMerge",
@@ -206,6 +222,7 @@ __all__ = [
     "GraphWriter",
     "HnswIndex",
     "ImportReport",
+    "InMemoryChunkStore",
     "InMemoryEventLog",
     "InMemoryGraphStore",
     "InMemoryVectorStore",
@@ -213,12 +230,16 @@ __all__ = [
     "LlmProvider",
     "LlmProviderError",
     "MalformedCompletionError",
+    "Mention",
+    "MentionReader",
+    "MentionWriter",
     "MergeAdjudicator",
     "MergePolicy",
     "MergeQuestion",
     "MergeUndoError",
     "MergeUndone",
     "MergeVerdict",
+    "MissingChunkError",
     "MissingEntityError",
     "NameCandidateReader",
     "PartialExtractionError",
@@ -233,6 +254,7 @@ __all__ = [
     "RetrievalMode",
     "RetrievalResult",
     "Retriever",
+    "ScoredChunk",
     "ScoredEntity",
     "SharedNameCandidateReader",
     "SlidingWindowChunker",
@@ -244,6 +266,7 @@ __all__ = [
     "StoreError",
     "StoredEvent",
     "TenantId",
+    "TextChunk",
     "UnknownDomainError",
     "Vector",
     "VectorLike",

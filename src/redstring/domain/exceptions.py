@@ -4,6 +4,7 @@
 RedstringError
 ├── DimensionMismatchError      a vector or collaborator of the wrong dimension
 ├── MissingEntityError          a relationship endpoint the store does not hold
+├── MissingChunkError           a mention's chunk the store does not hold
 ├── MergeUndoError              a merge that cannot be undone: unknown, undone, or built on
 ├── UnknownDomainError          a domain id no bundled prompt answers to
 ├── PartialExtractionError      some chunks of a document failed to extract
@@ -31,7 +32,7 @@ from uuid import UUID  # noqa: TC003 - the surface test resolves the signature a
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from redstring.domain.ids import EntityId, TenantId
+    from redstring.domain.ids import ChunkId, EntityId, TenantId
 
 
 class RedstringError(Exception):
@@ -185,3 +186,12 @@ class EmbeddingProviderError(RedstringError):
         self.model = model
         self.reason = reason
         super().__init__(f"embedding model {model!r}: {reason}")
+
+
+class MissingChunkError(RedstringError):
+    """An operation referred to a chunk the store does not hold."""
+
+    def __init__(self, *, chunk_id: ChunkId, tenant_id: TenantId) -> None:
+        self.chunk_id = chunk_id
+        self.tenant_id = tenant_id
+        super().__init__(f"chunk {chunk_id} does not exist in tenant {tenant_id}")

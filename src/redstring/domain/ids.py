@@ -17,3 +17,5 @@ RelationshipId = NewType("RelationshipId", UUID)
 TenantId = NewType("TenantId", UUID)
 #: Identifies the document an entity or relationship was extracted from.
 SourceId = NewType("SourceId", str)
+#: Identifies a chunk (a passage of a source document) within its tenant.
+ChunkId = NewType("ChunkId", UUID)

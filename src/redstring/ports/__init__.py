@@ -4,6 +4,15 @@ Each store port is composed of narrower capability protocols (reader, writer,
 purge) so that a caller can annotate only what it uses.
 """
 
+from redstring.ports.chunk_store import (
+    ChunkPurge,
+    ChunkReader,
+    ChunkStore,
+    ChunkStoreBase,
+    ChunkWriter,
+    MentionReader,
+    MentionWriter,
+)
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.event_log import EventLog, StoredEvent
 from redstring.ports.graph_store import (
@@ -21,6 +30,11 @@ from redstring.ports.vector_store import VectorPurge, VectorReader, VectorStore,
 
 __all__ = [
     "AsyncClosable",
+    "ChunkPurge",
+    "ChunkReader",
+    "ChunkStore",
+    "ChunkStoreBase",
+    "ChunkWriter",
     "EmbeddingProvider",
     "EventLog",
     "GraphMerge",
@@ -29,6 +43,8 @@ __all__ = [
     "GraphStore",
     "GraphWriter",
     "LlmProvider",
+    "MentionReader",
+    "MentionWriter",
     "NameCandidateReader",
     "SharedNameCandidateReader",
     "StoredEvent",

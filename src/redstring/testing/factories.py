@@ -6,8 +6,9 @@ from typing import Any, Final
 from uuid import UUID, uuid4
 
 from redstring.domain.blocking import blocking_keys_for
+from redstring.domain.chunk import Chunk
 from redstring.domain.entity import Entity, ExtractionMethod
-from redstring.domain.ids import EntityId, RelationshipId, TenantId
+from redstring.domain.ids import ChunkId, EntityId, RelationshipId, SourceId, TenantId
 from redstring.domain.relationship import Relationship
 
 #: The tenant every factory-built object belongs to unless told otherwise.
@@ -51,3 +52,22 @@ def make_relationship(source: Entity, target: Entity, **overrides: Any) -> Relat
         **overrides,
     }
     return Relationship(**fields)
+
+
+def make_chunk(text: str = "Ada Lovelace wrote the first program.", **overrides: Any) -> Chunk:
+    """A valid chunk of `text`; `overrides` replace any field.
+
+    `end` defaults to `start + len(text)`, so only `start` needs moving.
+    """
+    start = overrides.pop("start", 0)
+    fields: dict[str, Any] = {
+        "id": ChunkId(uuid4()),
+        "tenant_id": TENANT,
+        "source_id": SourceId("doc-1"),
+        "ordinal": 0,
+        "text": text,
+        "start": start,
+        "end": start + len(text),
+        **overrides,
+    }
+    return Chunk(**fields)

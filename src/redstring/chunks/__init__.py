@@ -1,0 +1,1 @@
+"""Passage storage: adapters implementing `redstring.ports.ChunkStore`."""

@@ -1,0 +1,1 @@
+"""Chunk store adapters, one module per backend."""
