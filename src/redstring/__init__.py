@@ -26,13 +26,18 @@ from redstring.composition import (
     ConsolidationMerge,
     ConsolidationReport,
     Consolidator,
+    DocumentImportReport,
     GraphBuildReport,
     ImportReport,
     Retriever,
     build_graph,
     build_graphs,
+    chunk_id_for,
+    delete_document,
     delete_entity,
+    import_documents,
     import_entities,
+    mentioned_entities,
 )
 from redstring.consolidation import (
     LlmMergeAdjudicator,
@@ -53,12 +58,15 @@ from redstring.domain.blocking import (
 from redstring.domain.chunk import Chunk, Mention, ScoredChunk
 from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.events import (
+    DocumentChunked,
+    DocumentDeleted,
     DocumentExtracted,
     EntitiesEmbedded,
     EntitiesMerged,
     EntityDeleted,
     Event,
     MergeUndone,
+    PassagesEmbedded,
     event_from_json,
     event_to_json,
 )
@@ -139,7 +147,14 @@ from redstring.ports import (
     VectorStore,
     VectorWriter,
 )
-from redstring.projections import GraphProjection, Projection, VectorProjection, replay
+from redstring.projections import (
+    ChunkProjection,
+    GraphProjection,
+    PassageVectorProjection,
+    Projection,
+    VectorProjection,
+    replay,
+)
 from redstring.vector.adapters.memory import InMemoryVectorStore
 from redstring.vector.adapters.sqlite import SqliteVectorStore
 
@@ -180,6 +195,7 @@ __all__ = [
     "Chunk",
     "ChunkFailure",
     "ChunkId",
+    "ChunkProjection",
     "ChunkPurge",
     "ChunkReader",
     "ChunkStore",
@@ -191,7 +207,10 @@ __all__ = [
     "ConsolidationReport",
     "Consolidator",
     "DimensionMismatchError",
+    "DocumentChunked",
+    "DocumentDeleted",
     "DocumentExtracted",
+    "DocumentImportReport",
     "DomainPrompt",
     "EmbeddingModelMismatchError",
     "EmbeddingProvider",
@@ -243,6 +262,8 @@ __all__ = [
     "MissingEntityError",
     "NameCandidateReader",
     "PartialExtractionError",
+    "PassageVectorProjection",
+    "PassagesEmbedded",
     "PostgresEventLog",
     "PostgresGraphStore",
     "PostgresVectorStore",
@@ -282,14 +303,18 @@ __all__ = [
     "blocking_keys_for",
     "build_graph",
     "build_graphs",
+    "chunk_id_for",
     "cosine_similarity",
+    "delete_document",
     "delete_entity",
     "entity_type_key",
     "event_from_json",
     "event_to_json",
     "fold_name",
     "get_domain",
+    "import_documents",
     "import_entities",
+    "mentioned_entities",
     "normalize_name",
     "prefix_key",
     "replay",

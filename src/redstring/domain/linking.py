@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Final
 from redstring.domain.normalization import fold_name
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Mapping, Sequence
+    from collections.abc import Collection, Container, Iterable, Mapping, Sequence
 
 #: The longest name, in words, that is looked for in a text.
 MAX_NAME_WORDS: Final = 8
@@ -76,20 +76,35 @@ def find_names(
     (`starts_proper`), so "of" in prose never links a town named "Of".
     `words` may pass `text_words(text)` already computed.
     """
-    found = words if words is not None else text_words(text)
-    longest: dict[str, int] = {}
+    reach: dict[str, int] = {}
     for name in names:
-        parts = name.split()
-        if parts and len(parts) <= MAX_NAME_WORDS:
-            first = parts[0]
-            longest[first] = max(longest.get(first, 0), len(parts))
+        _note_reach(reach, name)
+    return _find(text, names, reach, words, proper_only=proper_only)
+
+
+def _note_reach(reach: dict[str, int], name: str) -> None:
+    parts = name.split()
+    if parts and len(parts) <= MAX_NAME_WORDS:
+        reach[parts[0]] = max(reach.get(parts[0], 0), len(parts))
+
+
+def _find(
+    text: str,
+    names: Container[str],
+    reach: Mapping[str, int],
+    words: Sequence[TextWord] | None,
+    *,
+    proper_only: bool,
+) -> list[NameSpan]:
+    """`find_names`, with the longest name in words per first word given as `reach`."""
+    found = words if words is not None else text_words(text)
     spans: list[NameSpan] = []
     index, count = 0, len(found)
     while index < count:
         word = found[index]
-        reach = longest.get(word.folded, 0)
-        if reach and (not proper_only or starts_proper(text[word.start : word.end])):
-            for length in range(min(reach, count - index), 0, -1):
+        longest = reach.get(word.folded, 0)
+        if longest and (not proper_only or starts_proper(text[word.start : word.end])):
+            for length in range(min(longest, count - index), 0, -1):
                 key = " ".join(each.folded for each in found[index : index + length])
                 if key in names:
                     spans.append(NameSpan(key, word.start, found[index + length - 1].end))
@@ -100,6 +115,36 @@ def find_names(
         else:
             index += 1
     return spans
+
+
+class KnownNames[T]:
+    """Folded names, each with the items it stands for, ready to be found in many texts.
+
+    `find_names` over a growing set without preparing it again per text.
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[str, list[T]] = {}
+        self._reach: dict[str, int] = {}
+
+    def add(self, key: str, item: T) -> None:
+        """Let the folded name `key` stand for `item` too (once); a blank key is ignored."""
+        if not key:
+            return
+        held = self._items.setdefault(key, [])
+        if item not in held:
+            held.append(item)
+        _note_reach(self._reach, key)
+
+    def items_of(self, key: str) -> list[T]:
+        """What the folded name `key` stands for, in the order added; `[]` if nothing."""
+        return list(self._items.get(key, ()))
+
+    def find(
+        self, text: str, *, words: Sequence[TextWord] | None = None, proper_only: bool = False
+    ) -> list[NameSpan]:
+        """`find_names(text, <these names>, ...)`."""
+        return _find(text, self._items, self._reach, words, proper_only=proper_only)
 
 
 def first_words(texts: Iterable[str], *, proper_only: bool = False) -> set[str]:
