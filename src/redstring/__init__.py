@@ -20,6 +20,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from redstring.chunks.adapters.memory import InMemoryChunkStore
+from redstring.chunks.adapters.sqlite import SqliteChunkStore
 from redstring.composition import (
     AUTO,
     AutoDomain,
@@ -281,6 +282,7 @@ __all__ = [
     "SlidingWindowChunker",
     "SourceDocument",
     "SourceId",
+    "SqliteChunkStore",
     "SqliteEventLog",
     "SqliteGraphStore",
     "SqliteVectorStore",

@@ -1,0 +1,184 @@
+"""The SQLite chunk store against the shared `ChunkStore` contract, plus files and crashes."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import sqlite3
+import sys
+import textwrap
+import time
+from contextlib import suppress
+from typing import TYPE_CHECKING
+from uuid import UUID
+
+import pytest
+
+from redstring.chunks.adapters.sqlite import SqliteChunkStore
+from redstring.domain.exceptions import StoreError
+from redstring.domain.ids import ChunkId
+from redstring.graph.adapters.sqlite import SqliteGraphStore
+from redstring.ports.chunk_store import ChunkStore
+from redstring.testing.chunk_store import (
+    ChunkStoreCompliance,
+    found,
+    reference_search,
+    source_chunks,
+)
+from redstring.testing.factories import TENANT, make_entity
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+class TestSqliteChunkStore(ChunkStoreCompliance):
+    @pytest.fixture(autouse=True)
+    def _directory(self, tmp_path: Path) -> None:
+        self._tmp = tmp_path
+        self._count = 0
+
+    def new_store(self) -> ChunkStore:
+        self._count += 1
+        return SqliteChunkStore(self._tmp / f"chunks-{self._count}.db")
+
+    def test_it_satisfies_the_port(self) -> None:
+        assert isinstance(self.new_store(), ChunkStore)
+
+
+async def test_chunks_survive_reopening_the_file_and_share_it_with_the_graph(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "store.db"
+    chunks = source_chunks("doc-1", "apple banana", "apple", "cherry")
+    async with SqliteGraphStore(path) as graph, SqliteChunkStore(path) as store:
+        await graph.upsert_entity(make_entity())
+        await store.put_chunks(chunks)
+    async with SqliteChunkStore(path) as store:
+        assert await store.get_source_chunks("doc-1", TENANT) == chunks  # type: ignore[arg-type]
+        assert found(await store.search("apple", TENANT)) == reference_search(chunks, "apple")
+
+
+async def test_a_file_of_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    async with SqliteChunkStore(path) as store:
+        await store.count_chunks(TENANT)
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE chunks_meta SET value = '9' WHERE name = 'schema_version'")
+    connection.close()
+    async with SqliteChunkStore(path) as store:
+        with pytest.raises(StoreError, match="version 9"):
+            await store.count_chunks(TENANT)
+
+
+async def test_many_writes_to_one_term_are_merged_and_rank_as_before(tmp_path: Path) -> None:
+    async with SqliteChunkStore(tmp_path / "store.db") as store:
+        held = []
+        for n in range(20):
+            chunks = source_chunks(f"doc-{n}", f"apple {n}", first=10 * n)
+            await store.put_chunks(chunks)
+            held += chunks
+            if n % 3 == 0:
+                await store.delete_source(f"doc-{n}", TENANT)  # type: ignore[arg-type]
+                held = [chunk for chunk in held if chunk.source_id != f"doc-{n}"]
+        assert found(await store.search("apple 4", TENANT, k=20)) == reference_search(
+            held, "apple 4", k=20
+        )
+    with sqlite3.connect(tmp_path / "store.db") as connection:
+        (segments,) = connection.execute(
+            "SELECT count(*) FROM chunks_postings WHERE term = 'apple'"
+        ).fetchone()
+    connection.close()
+    assert segments <= 8
+
+
+def test_the_repr_names_the_path_and_state(tmp_path: Path) -> None:
+    store = SqliteChunkStore(tmp_path / "x.db")
+    assert repr(store) == f"SqliteChunkStore({str(tmp_path / 'x.db')!r}, open)"
+
+
+WRITER = """
+import asyncio, sys
+from uuid import UUID
+from redstring.chunks.adapters.sqlite import SqliteChunkStore
+from redstring.domain.chunk import Chunk
+from redstring.domain.ids import ChunkId, SourceId, TenantId
+
+path, batches, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+tenant = TenantId(UUID(sys.argv[4]))
+
+def batch(number):
+    chunks = []
+    for n in range(size):
+        text = f"batch{number} word{n % 97} common text number {n}"
+        chunks.append(Chunk(
+            id=ChunkId(UUID(int=number * size + n + 1)), tenant_id=tenant,
+            source_id=SourceId(f"source-{number}-{n % 50}"), ordinal=n // 50,
+            text=text, start=0, end=len(text),
+        ))
+    return chunks
+
+async def main():
+    async with SqliteChunkStore(path) as store:
+        await store.count_chunks(tenant)  # open the file first
+        for number in range(batches):
+            chunks = batch(number)
+            print("writing", number, flush=True)
+            await store.put_chunks(chunks)
+            print("wrote", number, flush=True)
+
+asyncio.run(main())
+"""
+BATCHES = 5
+BATCH_SIZE = 10_000
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs SIGKILL")
+async def test_a_process_killed_mid_batch_leaves_each_batch_whole_or_absent(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "chunks.db"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        textwrap.dedent(WRITER),
+        str(path),
+        str(BATCHES),
+        str(BATCH_SIZE),
+        str(TENANT),
+        stdout=asyncio.subprocess.PIPE,
+    )
+
+    async def announced(expected: str) -> float:
+        assert process.stdout is not None
+        line = await asyncio.wait_for(process.stdout.readline(), timeout=120)
+        assert line.decode().strip() == expected
+        return time.perf_counter()
+
+    try:
+        # Time one whole put, then kill the process somewhere inside the next.
+        began = await announced("writing 0")
+        put = await announced("wrote 0") - began
+        await announced("writing 1")
+        await asyncio.sleep(random.uniform(0.2, 0.9) * put)
+    finally:
+        with suppress(ProcessLookupError):  # already gone, if it failed early
+            process.kill()
+        status = await process.wait()
+    assert status == -signal.SIGKILL, "the writer finished before it was killed"
+
+    async with SqliteChunkStore(path) as store:
+        counts = [
+            len(await store.search(f"batch{number}", TENANT, k=BATCH_SIZE + 1))
+            for number in range(BATCHES)
+        ]
+        assert counts[0] == BATCH_SIZE
+        assert all(count in (0, BATCH_SIZE) for count in counts), counts
+        assert await store.count_chunks(TENANT) == sum(counts)
+        held = await store.get_chunks(
+            [ChunkId(UUID(int=n + 1)) for n in range(BATCHES * BATCH_SIZE)], TENANT
+        )
+        assert len(held) == sum(counts)
+        assert found(await store.search("common word5 batch0", TENANT, k=30)) == (
+            reference_search(held, "common word5 batch0", k=30)
+        )
