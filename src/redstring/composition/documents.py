@@ -58,12 +58,14 @@ from redstring.projections.chunks import ChunkProjection
 from redstring.projections.vector import PassageVectorProjection
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Awaitable, Callable, Iterable, Sequence
 
     from redstring.domain.entity import Entity
     from redstring.domain.events import Event
     from redstring.extraction.chunking import Chunk as Piece
 
+#: A name-index lookup: `find_name_candidates` or `find_shared_name_candidates`.
+type _Lookup = Callable[..., Awaitable[list[Entity]]]
 #: The uuid5 namespace of chunk ids. Changing it changes every chunk id: a wire format.
 _CHUNK_ID_NAMESPACE: Final = UUID("2b7c9e14-5d3a-5f60-8e21-9a4c7b0d3f58")
 #: The characters of a passage `import_documents` cuts by default, and their overlap.
@@ -203,7 +205,11 @@ async def _link_mentions(
     A word more than `NAME_CANDIDATE_LIMIT` entities' names share may miss
     some of them. `on_progress(done, total)` follows the documents.
     """
-    lend = isinstance(graph, SharedNameCandidateReader)
+    lookup: _Lookup = (
+        graph.find_shared_name_candidates
+        if isinstance(graph, SharedNameCandidateReader)
+        else graph.find_name_candidates
+    )
     looked_up: set[str] = set()
     seen: set[EntityId] = set()
     known: KnownNames[EntityId] = KnownNames()
@@ -218,7 +224,7 @@ async def _link_mentions(
         }
         for word in sorted(starts - looked_up):
             looked_up.add(word)
-            for entity in await _holders(graph, word, tenant_id, lend=lend):
+            for entity in await _holders(lookup, word, tenant_id):
                 if entity.id not in seen:  # every name at once: each entity is folded once
                     seen.add(entity.id)
                     for name in entity_names(entity):
@@ -240,27 +246,20 @@ async def _link_mentions(
     return mentions
 
 
-async def _holders(
-    graph: NameCandidateReader, word: str, tenant_id: TenantId, *, lend: bool
-) -> list[Entity]:
+async def _holders(lookup: _Lookup, word: str, tenant_id: TenantId) -> list[Entity]:
     """The candidates for `word` down to the last that holds all its units, at most the limit.
 
     Candidates come ordered by the units they share, most first, so every
     entity with a name holding the word comes before any that shares fewer
     of its units: the limit doubles from `_FIRST_LIMIT` until the last
     candidate falls short, or fewer come back than asked, or the limit is
-    `NAME_CANDIDATE_LIMIT`. With `lend`, the store's own entities are read
-    (`find_shared_name_candidates`): only their names are read, none kept.
+    `NAME_CANDIDATE_LIMIT`. A store that lends its own entities
+    (`find_shared_name_candidates`) is read in place: only names are read.
     """
     wanted = set(word_units(word))
     limit = _FIRST_LIMIT
     while True:
-        if lend:
-            found = await graph.find_shared_name_candidates(  # type: ignore[attr-defined]
-                word, tenant_id, limit=limit
-            )
-        else:
-            found = await graph.find_name_candidates(word, tenant_id, limit=limit)
+        found = await lookup(word, tenant_id, limit=limit)
         if (
             len(found) < limit
             or limit >= NAME_CANDIDATE_LIMIT

@@ -57,8 +57,12 @@ def name_key(name: str) -> str:
 
 
 def starts_proper(word: str) -> bool:
-    """Whether `word` is not written in lowercase: a capital, a digit, or a caseless script."""
-    return not word[:1].islower()
+    """Whether a name may start at `word`: not written in lowercase, and not digits alone.
+
+    A capital ("Paris"), a caseless script ("東京") or a digit followed by
+    letters ("3M") qualifies; "paris" and "1868" do not.
+    """
+    return not word[:1].islower() and not word.isdigit()
 
 
 def find_names(
@@ -72,8 +76,8 @@ def find_names(
 
     `names` holds folded forms (`name_key`); a name longer than
     `MAX_NAME_WORDS` words is never found. With `proper_only`, a match must
-    start at a word written with a capital, a digit or in a caseless script
-    (`starts_proper`), so "of" in prose never links a town named "Of".
+    start at a word `starts_proper` accepts (a capital or a caseless script,
+    not digits alone), so "of" in prose never links a town named "Of".
     `words` may pass `text_words(text)` already computed.
     """
     reach: dict[str, int] = {}

@@ -170,4 +170,6 @@ def test_passage_records_are_checked_like_entity_records() -> None:
 
 def test_a_deleted_document_needs_a_source() -> None:
     with pytest.raises(ValueError, match="source_id must not be blank"):
-        DocumentDeleted(event_id=UUID(int=2), tenant_id=TENANT, occurred_at=FIXED, source_id=SourceId(" "))
+        DocumentDeleted(
+            event_id=UUID(int=2), tenant_id=TENANT, occurred_at=FIXED, source_id=SourceId(" ")
+        )

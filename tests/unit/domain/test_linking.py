@@ -58,22 +58,29 @@ def test_accents_case_and_punctuation_fold_away() -> None:
     assert [s.start for s in find_names(text, {name_key("São Paulo")})] == [3, 17]
 
 
-def test_proper_only_needs_a_word_not_written_in_lowercase() -> None:
-    text = "the capital of Of, 42 Street, and 東京"
-    names = {"of", "42 street", "東京"}
-    assert [span.folded for span in find_names(text, names)] == ["of", "of", "42 street", "東京"]
-    assert [span.folded for span in find_names(text, names, proper_only=True)] == [
+def test_proper_only_needs_a_word_not_written_in_lowercase_nor_digits_alone() -> None:
+    text = "the capital of Of, 42 Street, 3M and 東京"
+    names = {"of", "42 street", "3m", "東京"}
+    assert [span.folded for span in find_names(text, names)] == [
+        "of",
         "of",
         "42 street",
+        "3m",
+        "東京",
+    ]
+    assert [span.folded for span in find_names(text, names, proper_only=True)] == [
+        "of",
+        "3m",
         "東京",
     ]
 
 
 def test_starts_proper_is_false_only_for_a_lowercase_start() -> None:
     assert starts_proper("Paris")
-    assert starts_proper("7")
+    assert starts_proper("3M")
     assert starts_proper("東京")
     assert not starts_proper("paris")
+    assert not starts_proper("1868")
 
 
 def test_a_name_longer_than_the_word_limit_is_never_found() -> None:
