@@ -6,6 +6,7 @@ import asyncio
 import io
 import json
 import random
+import shutil
 import signal
 import sys
 import textwrap
@@ -233,7 +234,7 @@ async def test_an_add_killed_midway_leaves_its_writes_whole_or_absent(
     ]
     notes = lines(tmp_path / "many.jsonl", rows)
     timing = tmp_path / "timing.db"
-    timing.write_bytes(database.read_bytes())
+    await asyncio.to_thread(shutil.copyfile, database, timing)
     process = await _adder(notes, timing)
     began = await _ready(process)
     assert await process.wait() == 0
