@@ -24,9 +24,10 @@ from redstring.cli.stores import CommandError, tenant_id_for
 from redstring.projections import ChunkProjection
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
     from pathlib import Path
 
-CITIES = [
+CITIES: list[dict[str, object]] = [
     {"name": "Tokyo", "entity_type": "city", "properties": {"aliases": ["Edo"]}},
     {"name": "Kyoto", "entity_type": "city"},
 ]
@@ -49,7 +50,7 @@ def run(*argv: str | Path, stdin: bytes | None = None) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
-def lines(path: Path, rows: list[dict[str, object]]) -> Path:
+def lines(path: Path, rows: Sequence[Mapping[str, object]]) -> Path:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
 
