@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 import asyncpg
 
+from redstring.chunks.adapters.postgres import PostgresChunkStore
 from redstring.events.adapters.postgres import PostgresEventLog
 from redstring.graph.adapters.postgres import PostgresGraphStore
 from redstring.vector.adapters.postgres import PostgresVectorStore
@@ -74,6 +75,11 @@ class PostgresSchemas:
         store = PostgresVectorStore(
             self.dsn, dimension=dimension, schema=schema or self.new_schema(), **options
         )
+        return close_with_the_loop(store)
+
+    def chunk_store(self, schema: str | None = None, **options: Any) -> PostgresChunkStore:
+        """A chunk store in a new schema (or `schema`), closed with the running loop."""
+        store = PostgresChunkStore(self.dsn, schema=schema or self.new_schema(), **options)
         return close_with_the_loop(store)
 
     async def connect(self) -> asyncpg.Connection:

@@ -160,6 +160,7 @@ from redstring.vector.adapters.memory import InMemoryVectorStore
 from redstring.vector.adapters.sqlite import SqliteVectorStore
 
 if TYPE_CHECKING:
+    from redstring.chunks.adapters.postgres import PostgresChunkStore
     from redstring.events.adapters.postgres import PostgresEventLog
     from redstring.graph.adapters.postgres import PostgresGraphStore
     from redstring.vector.adapters.postgres import HnswIndex, PostgresVectorStore
@@ -169,6 +170,7 @@ __version__ = "0.3.0"
 #: Names loaded on first access, by the module that defines them.
 _LAZY = {
     "HnswIndex": "redstring.vector.adapters.postgres",
+    "PostgresChunkStore": "redstring.chunks.adapters.postgres",
     "PostgresEventLog": "redstring.events.adapters.postgres",
     "PostgresGraphStore": "redstring.graph.adapters.postgres",
     "PostgresVectorStore": "redstring.vector.adapters.postgres",
@@ -265,6 +267,7 @@ __all__ = [
     "PartialExtractionError",
     "PassageVectorProjection",
     "PassagesEmbedded",
+    "PostgresChunkStore",
     "PostgresEventLog",
     "PostgresGraphStore",
     "PostgresVectorStore",

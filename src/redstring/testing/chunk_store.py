@@ -331,6 +331,15 @@ class ChunkStoreCompliance(LifetimeCompliance):
         assert await store.search("?!", TENANT) == []
         assert await store.search("apple", TenantId(uuid4())) == []
 
+    async def test_a_chunk_without_terms_counts_in_the_statistics_but_never_matches(self) -> None:
+        store = self.new_store()
+        chunks = source_chunks("doc-1", "apple pie", "... !!! ...", "pie")
+        await store.put_chunks(chunks)
+        assert found(await store.search("pie apple", TENANT)) == reference_search(
+            chunks, "pie apple"
+        )
+        assert await store.count_chunks(TENANT) == 3
+
     async def test_source_ids_filter_before_k(self) -> None:
         store = self.new_store()
         best = make_chunk("apple apple", id=chunk_id(1), source_id=SourceId("doc-1"))
@@ -373,6 +382,20 @@ class ChunkStoreCompliance(LifetimeCompliance):
             assert await store.count_chunks(TENANT) == len(remaining)
 
         run(scenario())
+
+    async def test_many_writes_touching_one_term_rank_as_one_write_would(self) -> None:
+        store = self.new_store()
+        held: list[Chunk] = []
+        for n in range(20):
+            chunks = source_chunks(f"doc-{n}", f"apple {n}", first=10 * n)
+            await store.put_chunks(chunks)
+            held += chunks
+            if n % 3 == 0:
+                await store.delete_source(SourceId(f"doc-{n}"), TENANT)
+                held = [chunk for chunk in held if chunk.source_id != f"doc-{n}"]
+        assert found(await store.search("apple 4", TENANT, k=20)) == reference_search(
+            held, "apple 4", k=20
+        )
 
     # -- refused input ----------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
+from redstring.chunks.postings import IndexedBatch
 from redstring.chunks.scoring import best_slots, rank_slots, term_weights
 from redstring.domain.bm25 import id_halves, idf, term_frequencies
 from redstring.domain.chunk import (
@@ -72,26 +73,35 @@ class _Tenant:
     def chunk_count(self) -> int:
         return len(self.slot_of)
 
-    def add(self, chunk: Chunk) -> None:
-        slot = len(self.chunk_at)
-        frequencies, length = term_frequencies(chunk.text)
-        self.slot_of[chunk.id] = slot
-        self.chunk_at.append(chunk)
-        self.lengths.append(length)
-        high, low = id_halves(chunk.id)
-        self.id_high.append(high)
-        self.id_low.append(low)
-        self.alive.append(1)
-        self.sources.setdefault(chunk.source_id, set()).add(chunk.id)
-        self.total_length += length
+    def add_batch(self, chunks: Sequence[Chunk]) -> None:
+        """Index `chunks` at the next slots, one posting extension per term."""
+        first = len(self.chunk_at)
+        batch = IndexedBatch([chunk.text for chunk in chunks], first)
+        self.chunk_at.extend(chunks)
+        self.lengths.frombytes(batch.chunk_lengths.tobytes())
+        self.alive.extend(b"\x01" * len(chunks))
+        sources = self.sources
+        for slot, chunk in enumerate(chunks, first):
+            self.slot_of[chunk.id] = slot
+            high, low = id_halves(chunk.id)
+            self.id_high.append(high)
+            self.id_low.append(low)
+            held = sources.get(chunk.source_id)
+            if held is None:
+                held = sources[chunk.source_id] = set()
+            held.add(chunk.id)
+        self.total_length += int(batch.chunk_lengths.sum())
         postings, counts = self.postings, self.frequency
-        for term, count in frequencies.items():
+        slots, frequencies = batch.slots, batch.frequencies
+        starts = batch.starts.tolist()
+        for position, term in enumerate(batch.terms):
+            start, end = starts[position], starts[position + 1]
             posting = postings.get(term)
             if posting is None:
                 posting = postings[term] = _Posting()
-            posting.slots.append(slot)
-            posting.frequencies.append(count)
-            counts[term] = counts.get(term, 0) + 1
+            posting.slots.frombytes(slots[start:end].tobytes())
+            posting.frequencies.frombytes(frequencies[start:end].tobytes())
+            counts[term] = counts.get(term, 0) + end - start
 
     def remove(self, chunk_id: ChunkId) -> None:
         slot = self.slot_of.pop(chunk_id)
@@ -188,8 +198,7 @@ class InMemoryChunkStore(AsyncClosable, ChunkStoreBase):
             replaced |= {chunk.id for chunk in batch if chunk.id in tenant.slot_of}
             for chunk_id in replaced:
                 tenant.remove(chunk_id)
-            for chunk in batch:
-                tenant.add(chunk)
+            tenant.add_batch(batch)
             tenant.compact_if_sparse()
 
     async def _get_chunks(self, chunk_ids: list[ChunkId], tenant_id: TenantId) -> list[Chunk]:

@@ -31,7 +31,7 @@ from uuid import UUID
 
 import numpy as np
 
-from redstring.chunks.postings import MAX_SEGMENTS, PostingChanges, live_entries, merged
+from redstring.chunks.postings import PostingChanges, SegmentPlan, live_entries, merged
 from redstring.chunks.scoring import best_slots, rank_slots, term_weights
 from redstring.domain.bm25 import idf
 from redstring.domain.chunk import (
@@ -138,10 +138,7 @@ def _ensure_schema(connection: sqlite3.Connection, store: str) -> None:
 
 
 def _schema_version(connection: sqlite3.Connection) -> int | None:
-    if not connection.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunks_meta'"
-    ).fetchone():
-        return None
+    """The recorded version, or `None` when the chunk tables were never created."""
     row = connection.execute(
         "SELECT value FROM chunks_meta WHERE name = 'schema_version'"
     ).fetchone()
@@ -196,7 +193,9 @@ def _mention(tenant_id: TenantId, row: Sequence[Any]) -> Mention:
 
 
 def _mention_row(mention: Mention) -> tuple[str, str, int, str, int, int]:
-    kind, target = (0, mention.entity_id) if mention.entity_id else (1, mention.relationship_id)
+    kind, target = (
+        (0, mention.entity_id) if mention.entity_id is not None else (1, mention.relationship_id)
+    )
     return (
         str(mention.tenant_id),
         str(mention.chunk_id),
@@ -243,41 +242,32 @@ def _apply(connection: sqlite3.Connection, tenant: str, changes: PostingChanges)
             terms,
         )
     }
-    gone: list[tuple[str, str]] = []
-    kept: list[tuple[str, str, int, int]] = []
-    appended: list[tuple[str, str, int, bytes]] = []
-    compacted: list[str] = []
-    for term in terms:
-        df, segments = held.get(term, (0, 0))
-        df += changes.frequency_change(term)
-        if df == 0:
-            gone.append((tenant, term))
-            continue
-        if segments + 1 > MAX_SEGMENTS:
-            compacted.append(term)
-            kept.append((tenant, term, df, 1))
-        else:
-            kept.append((tenant, term, df, segments + 1))
-            appended.append((tenant, term, segment, changes.segment(term)))
+    plan = SegmentPlan(changes, held)
+    gone = [(tenant, term) for term in plan.gone]
     connection.executemany("DELETE FROM chunks_terms WHERE tenant_id = ? AND term = ?", gone)
     connection.executemany("DELETE FROM chunks_postings WHERE tenant_id = ? AND term = ?", gone)
     connection.executemany(
         "INSERT OR REPLACE INTO chunks_terms (tenant_id, term, df, segments) VALUES (?, ?, ?, ?)",
-        kept,
+        [(tenant, *row) for row in plan.kept],
     )
-    for term in compacted:
-        blobs = [
-            blob
-            for (blob,) in connection.execute(
-                "SELECT entries FROM chunks_postings WHERE tenant_id = ? AND term = ? "
-                "ORDER BY segment",
-                (tenant, term),
-            )
-        ]
-        connection.execute(
-            "DELETE FROM chunks_postings WHERE tenant_id = ? AND term = ?", (tenant, term)
-        )
-        appended.append((tenant, term, segment, merged([*blobs, changes.segment(term)])))
+    appended = [(tenant, term, segment, blob) for term, blob in plan.appended]
+    stored: dict[str, list[bytes]] = {}
+    for term, blob in _select_in(
+        connection,
+        "SELECT term, entries FROM chunks_postings WHERE tenant_id = ? AND term IN ({}) "
+        "ORDER BY term, segment",
+        (tenant,),
+        plan.compacted,
+    ):
+        stored.setdefault(term, []).append(blob)
+    connection.executemany(
+        "DELETE FROM chunks_postings WHERE tenant_id = ? AND term = ?",
+        [(tenant, term) for term in plan.compacted],
+    )
+    appended += [
+        (tenant, term, segment, merged([*stored.get(term, []), changes.segment(term)]))
+        for term in plan.compacted
+    ]
     connection.executemany(
         "INSERT INTO chunks_postings (tenant_id, term, segment, entries) VALUES (?, ?, ?, ?)",
         appended,
@@ -376,23 +366,24 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
         (first,) = connection.execute(
             "SELECT next_slot FROM chunks_tenants WHERE tenant_id = ?", (tenant,)
         ).fetchone()
-        rows = []
-        for slot, chunk in enumerate(batch, first):
-            length = changes.add(slot, chunk.text)
-            rows.append(
-                (
-                    tenant,
-                    str(chunk.id),
-                    slot,
-                    chunk.source_id,
-                    chunk.ordinal,
-                    chunk.start,
-                    chunk.end,
-                    length,
-                    chunk.text,
-                    metadata[id(chunk)],
-                )
+        lengths = changes.add_batch(first, [chunk.text for chunk in batch])
+        rows = [
+            (
+                tenant,
+                str(chunk.id),
+                slot,
+                chunk.source_id,
+                chunk.ordinal,
+                chunk.start,
+                chunk.end,
+                length,
+                chunk.text,
+                metadata[id(chunk)],
             )
+            for slot, chunk, length in zip(
+                range(first, first + len(batch)), batch, lengths, strict=True
+            )
+        ]
         connection.executemany(
             "INSERT INTO chunks_chunks (tenant_id, chunk_id, slot, source_id, ordinal, start, "
             '"end", length, text, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',

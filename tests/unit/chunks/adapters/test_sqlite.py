@@ -71,25 +71,18 @@ async def test_a_file_of_a_newer_schema_is_refused(tmp_path: Path) -> None:
             await store.count_chunks(TENANT)
 
 
-async def test_many_writes_to_one_term_are_merged_and_rank_as_before(tmp_path: Path) -> None:
+async def test_a_term_written_many_times_keeps_a_bounded_number_of_segments(
+    tmp_path: Path,
+) -> None:
     async with SqliteChunkStore(tmp_path / "store.db") as store:
-        held = []
         for n in range(20):
-            chunks = source_chunks(f"doc-{n}", f"apple {n}", first=10 * n)
-            await store.put_chunks(chunks)
-            held += chunks
-            if n % 3 == 0:
-                await store.delete_source(f"doc-{n}", TENANT)  # type: ignore[arg-type]
-                held = [chunk for chunk in held if chunk.source_id != f"doc-{n}"]
-        assert found(await store.search("apple 4", TENANT, k=20)) == reference_search(
-            held, "apple 4", k=20
-        )
+            await store.put_chunks(source_chunks(f"doc-{n}", f"apple {n}", first=10 * n))
     with sqlite3.connect(tmp_path / "store.db") as connection:
         (segments,) = connection.execute(
             "SELECT count(*) FROM chunks_postings WHERE term = 'apple'"
         ).fetchone()
     connection.close()
-    assert segments <= 8
+    assert 1 <= segments <= 8
 
 
 def test_the_repr_names_the_path_and_state(tmp_path: Path) -> None:

@@ -1,0 +1,87 @@
+"""The Postgres chunk store against the shared `ChunkStore` contract, plus sharing."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+import pytest
+
+from redstring.chunks.adapters.memory import InMemoryChunkStore
+from redstring.chunks.adapters.postgres import PostgresChunkStore
+from redstring.domain.exceptions import StoreError
+from redstring.domain.ids import SourceId
+from redstring.ports.chunk_store import ChunkStore
+from redstring.ports.lifetime import AsyncClosable
+from redstring.testing.chunk_store import (
+    ChunkStoreCompliance,
+    found,
+    reference_search,
+    source_chunks,
+)
+from redstring.testing.factories import TENANT
+
+if TYPE_CHECKING:
+    from tests.postgres import PostgresSchemas
+
+
+class TestPostgresChunkStore(ChunkStoreCompliance):
+    @pytest.fixture(autouse=True)
+    def _schemas(self, postgres: PostgresSchemas) -> None:
+        self._postgres = postgres
+
+    def new_store(self) -> ChunkStore:
+        return self._postgres.chunk_store()
+
+    def test_it_satisfies_the_port_and_the_lifetime(self) -> None:
+        store = PostgresChunkStore("postgresql://localhost/unused")
+        assert isinstance(store, ChunkStore)
+        assert isinstance(store, AsyncClosable)
+        assert repr(store) == "PostgresChunkStore(schema='redstring', open)"
+
+
+async def test_chunks_survive_closing_and_are_read_by_another_store(
+    postgres: PostgresSchemas,
+) -> None:
+    schema = postgres.new_schema()
+    chunks = source_chunks("doc-1", "apple banana", "apple", "cherry")
+    async with postgres.chunk_store(schema) as store:
+        await store.put_chunks(chunks)
+    async with postgres.chunk_store(schema) as reopened:
+        assert await reopened.get_source_chunks(SourceId("doc-1"), TENANT) == chunks
+        assert found(await reopened.search("apple", TENANT)) == reference_search(chunks, "apple")
+
+
+async def test_concurrent_writers_of_one_tenant_keep_its_statistics_exact(
+    postgres: PostgresSchemas,
+) -> None:
+    schema = postgres.new_schema()
+    stores = [postgres.chunk_store(schema) for _ in range(4)]
+    await stores[0].count_chunks(TENANT)  # create the tables once
+    batches = [
+        source_chunks(f"doc-{n}", f"apple {n}", "apple pie", first=10 * n) for n in range(12)
+    ]
+    await asyncio.gather(*(stores[n % 4].put_chunks(batch) for n, batch in enumerate(batches)))
+    every = [chunk for batch in batches for chunk in batch]
+    memory = InMemoryChunkStore()
+    await memory.put_chunks(every)
+    assert await stores[1].search("apple pie 3", TENANT, k=30) == await memory.search(
+        "apple pie 3", TENANT, k=30
+    )
+    assert await stores[2].count_chunks(TENANT) == len(every)
+
+
+async def test_a_schema_of_a_newer_layout_is_refused(postgres: PostgresSchemas) -> None:
+    schema = postgres.new_schema()
+    async with postgres.chunk_store(schema) as store:
+        await store.count_chunks(TENANT)
+    connection = await postgres.connect()
+    try:
+        await connection.execute(
+            f"UPDATE \"{schema}\".meta SET value = '9' WHERE component = 'chunk_store'"
+        )
+    finally:
+        await connection.close()
+    async with postgres.chunk_store(schema) as store:
+        with pytest.raises(StoreError, match="version 9"):
+            await store.count_chunks(TENANT)
