@@ -171,10 +171,3 @@ def names_by_key[T](named: Iterable[tuple[str, T]]) -> dict[str, list[T]]:
             if item not in held:
                 held.append(item)
     return grouped
-
-
-def spans_by_item[T](
-    spans: Iterable[NameSpan], items: Mapping[str, Sequence[T]]
-) -> list[tuple[T, NameSpan]]:
-    """Each span paired with every item its name stands for, spans in order."""
-    return [(item, span) for span in spans for item in items.get(span.folded, ())]

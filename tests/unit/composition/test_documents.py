@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+from uuid import uuid4
 
 import pytest
 
@@ -16,10 +18,13 @@ from redstring.composition.documents import (
     mentioned_entities,
 )
 from redstring.domain.chunk import Mention
+from redstring.domain.events import PassagesEmbedded
 from redstring.domain.exceptions import DimensionMismatchError, EmbeddingProviderError
 from redstring.domain.ids import ChunkId, EntityId, SourceId
 from redstring.domain.source import SourceDocument
+from redstring.domain.vector import VectorRecord
 from redstring.events.adapters.memory import InMemoryEventLog
+from redstring.extraction.chunking import Chunk as TextChunk
 from redstring.extraction.chunking import SlidingWindowChunker
 from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.llm.adapters.fake import FakeLlmProvider
@@ -29,6 +34,8 @@ from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
 from redstring.vector.adapters.memory import InMemoryVectorStore
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from redstring.domain.ids import TenantId
 
 TEXT = "Ada Lovelace worked with Charles Babbage. Later, Babbage met Ada Lovelace again."
@@ -451,3 +458,122 @@ def test_a_mention_is_a_value() -> None:
     assert Mention(tenant_id=TENANT, chunk_id=chunk_id, entity_id=entity_id) == Mention(
         tenant_id=TENANT, chunk_id=chunk_id, entity_id=entity_id
     )
+
+
+class BlankFirst:
+    """Cuts a text into its first character (blank in these tests) and the rest."""
+
+    def __init__(self, *, rest: bool = True) -> None:
+        self._rest = rest
+
+    def chunk(self, text: str) -> list[TextChunk]:
+        pieces = [TextChunk(index=0, text=text[:1], start=0, end=1)]
+        if self._rest:
+            pieces.append(TextChunk(index=1, text=text[1:], start=1, end=len(text)))
+        return pieces
+
+
+class MiscountingEmbeddings:
+    """An embedding model that answers with too few vectors, or vectors too short."""
+
+    model = "miscounting"
+    dimension = 4
+
+    def __init__(self, *, short: bool) -> None:
+        self._short = short
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if self._short:
+            return [[1.0] for _ in texts]
+        return []
+
+
+async def test_blank_pieces_are_not_kept_and_what_was_read_from_them_has_no_mention() -> None:
+    ghost = {
+        "entities": [
+            {"name": "Ghost", "entity_type": "person"},
+            {"name": "Ada Lovelace", "entity_type": "person"},
+        ],
+        "relationships": [
+            {"source_name": "Ghost", "target_name": "Ada Lovelace", "relationship_type": "haunts"}
+        ],
+    }
+    chunks, graph = InMemoryChunkStore(), InMemoryGraphStore()
+    await build_graph(
+        document(" Ada Lovelace wrote."),
+        provider=FakeLlmProvider(by_substring={"Lovelace": ANSWER}, default=ghost),
+        store=graph,
+        tenant_id=TENANT,
+        chunks=chunks,
+        chunker=BlankFirst(),
+    )
+    [chunk] = await chunks.get_source_chunks(SourceId("ada"), TENANT)
+    assert (chunk.ordinal, chunk.start, chunk.text) == (0, 1, "Ada Lovelace wrote.")
+    names = await mentioned_entities([chunk.id], TENANT, chunks=chunks, graph=graph)
+    assert "Ghost" not in [entity.name for entity in names[chunk.id]]
+
+    log = InMemoryEventLog()
+    await build_graph(
+        document(" x"),
+        provider=FakeLlmProvider(by_substring={}, default=ghost),
+        store=graph,
+        tenant_id=OTHER_TENANT,
+        chunks=chunks,
+        chunker=BlankFirst(rest=False),
+        event_log=log,
+    )
+    assert [stored.event.kind for stored in await log.read()] == ["document_extracted"]
+    report = await import_documents(
+        [document(" Oslo.")], OTHER_TENANT, chunks=chunks, chunker=BlankFirst()
+    )
+    assert report.chunks == 1
+
+
+async def test_a_name_many_entities_share_links_every_one_of_them() -> None:
+    graph = InMemoryGraphStore()
+    towns = [make_entity(name="Springfield", entity_type="city") for _ in range(40)]
+    await graph.upsert_entities(towns)
+    chunks = InMemoryChunkStore()
+    report = await import_documents(
+        [document("Springfield has a river.")], TENANT, chunks=chunks, graph=graph
+    )
+    assert (report.mentions, report.linked_entities) == (40, 40)
+
+
+@pytest.mark.parametrize("short", [False, True], ids=["too-few", "too-short"])
+async def test_an_embedding_model_that_miscounts_is_refused_before_anything_is_written(
+    short: bool,
+) -> None:
+    chunks = InMemoryChunkStore()
+    with pytest.raises((EmbeddingProviderError, DimensionMismatchError)):
+        await import_documents(
+            [document()],
+            TENANT,
+            chunks=chunks,
+            embeddings=MiscountingEmbeddings(short=short),
+            passage_vectors=InMemoryVectorStore(dimension=4),
+        )
+    assert await chunks.count_chunks(TENANT) == 0
+
+
+async def test_replacing_a_document_without_passage_vectors_drops_its_lost_chunks() -> None:
+    chunks = InMemoryChunkStore()
+    cutter = SlidingWindowChunker(size=20, overlap=0, min_size=0)
+    await import_documents(
+        [document("one two three four five six seven")], TENANT, chunks=chunks, chunker=cutter
+    )
+    await import_documents([document("one two")], TENANT, chunks=chunks, chunker=cutter)
+    assert [c.text for c in await chunks.get_source_chunks(SourceId("ada"), TENANT)] == ["one two"]
+
+
+async def test_a_passage_vector_event_of_another_dimension_is_refused() -> None:
+    event = PassagesEmbedded(
+        event_id=uuid4(),
+        tenant_id=TENANT,
+        occurred_at=datetime.now(UTC),
+        model="m",
+        dimension=2,
+        records=(VectorRecord(entity_id=EntityId(uuid4()), tenant_id=TENANT, vector=[1.0, 0.0]),),
+    )
+    with pytest.raises(DimensionMismatchError):
+        await PassageVectorProjection(InMemoryVectorStore(dimension=3)).apply(event)

@@ -5,13 +5,13 @@ from hypothesis import strategies as st
 
 from redstring.domain.linking import (
     MAX_NAME_WORDS,
+    KnownNames,
     NameSpan,
     TextWord,
     find_names,
     first_words,
     name_key,
     names_by_key,
-    spans_by_item,
     starts_proper,
     text_words,
 )
@@ -113,15 +113,6 @@ def test_names_by_key_groups_items_once_per_folded_name() -> None:
     assert grouped == {"ada": [1, 2], "bob": [4]}
 
 
-def test_spans_by_item_pairs_each_span_with_every_item_of_its_name() -> None:
-    spans = [NameSpan("ada", 0, 3), NameSpan("eve", 4, 7), NameSpan("bob", 8, 11)]
-    assert spans_by_item(spans, {"ada": [1, 2], "bob": [3]}) == [
-        (1, spans[0]),
-        (2, spans[0]),
-        (3, spans[2]),
-    ]
-
-
 @given(st.lists(st.sampled_from(["Ada", "Lovelace", "met", "ada", "Bob", ",", "é"]), min_size=2))
 @example(["Ada", "Lovelace"])
 def test_every_span_folds_to_its_name_and_spans_are_ordered_and_disjoint(parts: list[str]) -> None:
@@ -131,3 +122,17 @@ def test_every_span_folds_to_its_name_and_spans_are_ordered_and_disjoint(parts: 
         assert name_key(text[span.start : span.end]) == span.folded
     for before, after in pairwise(spans):
         assert before.end <= after.start
+
+
+def test_a_name_that_does_not_complete_and_has_no_shorter_one_matches_nothing() -> None:
+    assert find_names("New Jersey", {"new york"}) == []
+
+
+def test_known_names_ignore_a_blank_key_and_keep_each_item_once() -> None:
+    known: KnownNames[int] = KnownNames()
+    known.add("", 1)
+    known.add("ada", 2)
+    known.add("ada", 2)
+    assert known.items_of("") == []
+    assert known.items_of("ada") == [2]
+    assert known.find("Ada") == [NameSpan("ada", 0, 3)]
