@@ -11,7 +11,7 @@ one. A query reads only its terms' segments. See ADR 0062.
 from __future__ import annotations
 
 import itertools
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from itertools import chain
 from typing import TYPE_CHECKING, Final
 
@@ -186,3 +186,49 @@ class SegmentPlan:
         else:
             self.kept.append((term, df, segments + 1))
             self.appended.append((term, segment if isinstance(segment, bytes) else segment(term)))
+
+
+#: How many bytes of decoded postings a durable store keeps between searches.
+POSTING_CACHE_BYTES: Final = 64 * 1024 * 1024
+
+
+class PostingCache:
+    """Decoded live postings of recently searched terms, each trusted only at its version.
+
+    A term's version is the number of the last write that changed it, read in
+    the same snapshot as the search; a write never reuses a number, so a
+    cached posting whose version matches is what the store holds. Least
+    recently used terms are dropped past `capacity` bytes.
+    """
+
+    def __init__(self, capacity: int = POSTING_CACHE_BYTES) -> None:
+        self._capacity = capacity
+        self._size = 0
+        self._held: OrderedDict[tuple[object, str], tuple[int, NDArray[np.void]]] = OrderedDict()
+
+    def get(self, tenant: object, term: str, version: int) -> NDArray[np.void] | None:
+        """The term's entries cached at `version`, or `None`."""
+        held = self._held.get((tenant, term))
+        if held is None or held[0] != version:
+            return None
+        self._held.move_to_end((tenant, term))
+        return held[1]
+
+    def put(self, tenant: object, term: str, version: int, entries: NDArray[np.void]) -> None:
+        """Keep `entries` as the term's postings at `version`."""
+        key = (tenant, term)
+        old = self._held.pop(key, None)
+        if old is not None:
+            self._size -= old[1].nbytes
+        if entries.nbytes > self._capacity:
+            return
+        self._held[key] = (version, entries)
+        self._size += entries.nbytes
+        while self._size > self._capacity:
+            _, (_, dropped) = self._held.popitem(last=False)
+            self._size -= dropped.nbytes
+
+    def clear(self) -> None:
+        """Forget everything."""
+        self._held.clear()
+        self._size = 0

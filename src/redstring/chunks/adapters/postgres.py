@@ -24,7 +24,13 @@ from uuid import UUID
 
 import numpy as np
 
-from redstring.chunks.postings import PostingChanges, SegmentPlan, live_entries, merged
+from redstring.chunks.postings import (
+    PostingCache,
+    PostingChanges,
+    SegmentPlan,
+    live_entries,
+    merged,
+)
 from redstring.chunks.scoring import best_slots, rank_slots, term_weights
 from redstring.domain.bm25 import idf
 from redstring.domain.chunk import (
@@ -82,6 +88,7 @@ _TABLES: Final = (
         term text NOT NULL,
         df integer NOT NULL,
         segments integer NOT NULL,
+        version bigint NOT NULL,
         PRIMARY KEY (tenant_id, term)
     )""",
     """CREATE TABLE {schema}.chunk_postings (
@@ -166,6 +173,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             resource=f"{type(self).__name__}(schema={schema!r})",
         )
         self._s = f'"{self._client.schema}"'
+        self._cache = PostingCache()
         self._ready = False
 
     def __repr__(self) -> str:
@@ -176,6 +184,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
         return f"{type(self).__name__}(schema={self._client.schema!r})"
 
     async def _release(self) -> None:
+        self._cache.clear()
         await self._client.close()
 
     async def _prepare(self) -> PostgresClient:
@@ -312,14 +321,15 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
                 )
         if plan.kept:
             await connection.execute(
-                f"INSERT INTO {s}.chunk_terms (tenant_id, term, df, segments) "
-                "SELECT $1, * FROM unnest($2::text[], $3::integer[], $4::integer[]) "
+                f"INSERT INTO {s}.chunk_terms (tenant_id, term, df, segments, version) "
+                "SELECT $1, *, $5 FROM unnest($2::text[], $3::integer[], $4::integer[]) "
                 "ON CONFLICT (tenant_id, term) DO UPDATE "
-                "SET df = excluded.df, segments = excluded.segments",
+                "SET df = excluded.df, segments = excluded.segments, version = excluded.version",
                 tenant,
                 [row[0] for row in plan.kept],
                 [row[1] for row in plan.kept],
                 [row[2] for row in plan.kept],
+                segment,
             )
         appended = list(plan.appended)
         if plan.compacted:
@@ -400,8 +410,14 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
     async def _delete_by_tenant(self, tenant_id: TenantId) -> int:
         client = await self._prepare()
         async with client.transaction() as connection:
+            # The tenant's row stays, so its slot and write numbers are never reused.
             count = await connection.fetchval(
-                f"DELETE FROM {self._s}.chunk_tenants WHERE tenant_id = $1 RETURNING chunk_count",
+                f"SELECT chunk_count FROM {self._s}.chunk_tenants WHERE tenant_id = $1 FOR UPDATE",
+                tenant_id,
+            )
+            await connection.execute(
+                f"UPDATE {self._s}.chunk_tenants SET chunk_count = 0, total_length = 0 "
+                "WHERE tenant_id = $1",
                 tenant_id,
             )
             for table in ("chunks", "terms", "postings", "mentions"):
@@ -430,28 +446,38 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             if tenant is None or not tenant[0]:
                 return []
             count, total, size = (int(value) for value in tenant)
-            rows = await connection.fetch(
-                f"SELECT t.term, t.df, p.entries FROM {s}.chunk_terms t "
-                f"JOIN {s}.chunk_postings p USING (tenant_id, term) "
-                "WHERE t.tenant_id = $1 AND t.term = ANY($2::text[]) ORDER BY t.term, p.segment",
-                tenant_id,
-                terms,
-            )
-            frequencies: dict[str, int] = {}
-            segments: dict[str, list[bytes]] = {}
-            for term, frequency, blob in rows:
-                frequencies[term] = frequency
-                segments.setdefault(term, []).append(blob)
+            held = {
+                row[0]: (row[1], row[2])
+                for row in await connection.fetch(
+                    f"SELECT term, df, version FROM {s}.chunk_terms "
+                    "WHERE tenant_id = $1 AND term = ANY($2::text[])",
+                    tenant_id,
+                    terms,
+                )
+            }
+            postings = {term: self._cache.get(tenant_id, term, held[term][1]) for term in held}
+            missing = [term for term, entries in postings.items() if entries is None]
+            if missing:
+                segments: dict[str, list[bytes]] = {}
+                for term, blob in await connection.fetch(
+                    f"SELECT term, entries FROM {s}.chunk_postings "
+                    "WHERE tenant_id = $1 AND term = ANY($2::text[]) ORDER BY term, segment",
+                    tenant_id,
+                    missing,
+                ):
+                    segments.setdefault(term, []).append(blob)
+                for term in missing:
+                    postings[term] = entries = live_entries(segments[term])
+                    self._cache.put(tenant_id, term, held[term][1], entries)
             mean_length = total / count
             scores = np.zeros(size, dtype=np.float64)
             for term in terms:
-                frequency = frequencies.get(term)
-                if frequency is None:
+                if term not in held:
                     continue
-                entries = live_entries(segments[term])
-                slots = entries["slot"]
-                scores[slots] += term_weights(
-                    idf(frequency, count), entries["tf"], entries["length"], mean_length
+                cached = postings[term]
+                assert cached is not None
+                scores[cached["slot"]] += term_weights(
+                    idf(held[term][0], count), cached["tf"], cached["length"], mean_length
                 )
             if source_ids is not None:
                 allowed = np.asarray(

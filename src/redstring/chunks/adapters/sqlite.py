@@ -31,7 +31,13 @@ from uuid import UUID
 
 import numpy as np
 
-from redstring.chunks.postings import PostingChanges, SegmentPlan, live_entries, merged
+from redstring.chunks.postings import (
+    PostingCache,
+    PostingChanges,
+    SegmentPlan,
+    live_entries,
+    merged,
+)
 from redstring.chunks.scoring import best_slots, rank_slots, term_weights
 from redstring.domain.bm25 import idf
 from redstring.domain.chunk import (
@@ -86,6 +92,7 @@ _SCHEMA: Final = (
         term TEXT NOT NULL,
         df INTEGER NOT NULL,
         segments INTEGER NOT NULL,
+        version INTEGER NOT NULL,
         PRIMARY KEY (tenant_id, term)
     ) WITHOUT ROWID""",
     """CREATE TABLE IF NOT EXISTS chunks_postings (
@@ -247,8 +254,9 @@ def _apply(connection: sqlite3.Connection, tenant: str, changes: PostingChanges)
     connection.executemany("DELETE FROM chunks_terms WHERE tenant_id = ? AND term = ?", gone)
     connection.executemany("DELETE FROM chunks_postings WHERE tenant_id = ? AND term = ?", gone)
     connection.executemany(
-        "INSERT OR REPLACE INTO chunks_terms (tenant_id, term, df, segments) VALUES (?, ?, ?, ?)",
-        [(tenant, *row) for row in plan.kept],
+        "INSERT OR REPLACE INTO chunks_terms (tenant_id, term, df, segments, version) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [(tenant, *row, segment) for row in plan.kept],
     )
     appended = [(tenant, term, segment, blob) for term, blob in plan.appended]
     stored: dict[str, list[bytes]] = {}
@@ -299,6 +307,7 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
             resource=self._resource_name(),
             setup=lambda connection: _ensure_schema(connection, self._store),
         )
+        self._cache = PostingCache()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
@@ -308,6 +317,7 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
         return f"{type(self).__name__}({self._path!r})"
 
     async def _release(self) -> None:
+        self._cache.clear()
         await self._worker.close()
 
     async def _run[T](self, work: Callable[[sqlite3.Connection], T]) -> T:
@@ -454,7 +464,13 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
                 row = connection.execute(
                     "SELECT chunk_count FROM chunks_tenants WHERE tenant_id = ?", (tenant,)
                 ).fetchone()
-                for table in ("tenants", "chunks", "terms", "postings", "mentions"):
+                # The tenant's row stays, so its slot and write numbers are never reused.
+                connection.execute(
+                    "UPDATE chunks_tenants SET chunk_count = 0, total_length = 0 "
+                    "WHERE tenant_id = ?",
+                    (tenant,),
+                )
+                for table in ("chunks", "terms", "postings", "mentions"):
                     connection.execute(f"DELETE FROM chunks_{table} WHERE tenant_id = ?", (tenant,))
             return 0 if row is None else int(row[0])
 
@@ -473,7 +489,9 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
 
         def read(connection: sqlite3.Connection) -> list[ScoredChunk]:
             with read_transaction(connection):
-                return self._ranked(connection, tenant, tenant_id, terms, k, source_ids)
+                return self._ranked(
+                    connection, tenant, tenant_id, terms, k, source_ids, self._cache
+                )
 
         return await self._run(read)
 
@@ -485,6 +503,7 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
         terms: list[str],
         k: int,
         source_ids: frozenset[SourceId] | None,
+        cache: PostingCache,
     ) -> list[ScoredChunk]:
         row = connection.execute(
             "SELECT chunk_count, total_length, next_slot FROM chunks_tenants WHERE tenant_id = ?",
@@ -493,32 +512,40 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
         if row is None or not row[0]:
             return []
         count, total, size = row
-        frequencies = dict(
-            connection.execute(
-                f"SELECT term, df FROM chunks_terms WHERE tenant_id = ? AND term IN "
+        held = {
+            term: (df, version)
+            for term, df, version in connection.execute(
+                f"SELECT term, df, version FROM chunks_terms WHERE tenant_id = ? AND term IN "
                 f"({_marks(len(terms))})",
                 [tenant, *terms],
-            ).fetchall()
-        )
-        if not frequencies:
+            )
+        }
+        if not held:
             return []
-        segments: dict[str, list[bytes]] = {}
-        for term, blob in connection.execute(
-            f"SELECT term, entries FROM chunks_postings WHERE tenant_id = ? AND term IN "
-            f"({_marks(len(frequencies))}) ORDER BY term, segment",
-            [tenant, *frequencies],
-        ):
-            segments.setdefault(term, []).append(blob)
+        postings = {term: cache.get(tenant, term, held[term][1]) for term in held}
+        missing = [term for term, entries in postings.items() if entries is None]
+        if missing:
+            segments: dict[str, list[bytes]] = {}
+            for term, blob in connection.execute(
+                f"SELECT term, entries FROM chunks_postings WHERE tenant_id = ? AND term IN "
+                f"({_marks(len(missing))}) ORDER BY term, segment",
+                [tenant, *missing],
+            ):
+                segments.setdefault(term, []).append(blob)
+            for term in missing:
+                postings[term] = entries = live_entries(segments[term])
+                cache.put(tenant, term, held[term][1], entries)
         mean_length = total / count
         scores = np.zeros(size, dtype=np.float64)
         for term in terms:
-            frequency = frequencies.get(term)
-            if frequency is None:
+            if term not in held:
                 continue
-            entries = live_entries(segments[term])
-            slots = entries["slot"]
+            frequency = held[term][0]
+            cached = postings[term]
+            assert cached is not None
+            slots = cached["slot"]
             scores[slots] += term_weights(
-                idf(frequency, count), entries["tf"], entries["length"], mean_length
+                idf(frequency, count), cached["tf"], cached["length"], mean_length
             )
         if source_ids is not None:
             allowed = np.asarray(

@@ -85,3 +85,21 @@ async def test_a_schema_of_a_newer_layout_is_refused(postgres: PostgresSchemas) 
     async with postgres.chunk_store(schema) as store:
         with pytest.raises(StoreError, match="version 9"):
             await store.count_chunks(TENANT)
+
+
+async def test_a_search_sees_what_another_store_on_the_schema_wrote_since(
+    postgres: PostgresSchemas,
+) -> None:
+    schema = postgres.new_schema()
+    reader, writer = postgres.chunk_store(schema), postgres.chunk_store(schema)
+    first = source_chunks("doc-1", "apple banana", "apple")
+    await writer.put_chunks(first)
+    assert found(await reader.search("apple", TENANT)) == reference_search(first, "apple")
+    later = source_chunks("doc-2", "apple apple", first=10)
+    await writer.put_chunks(later)
+    assert found(await reader.search("apple", TENANT)) == reference_search(
+        [*first, *later], "apple"
+    )
+    await writer.delete_by_tenant(TENANT)
+    await writer.put_chunks(first[:1])
+    assert found(await reader.search("apple", TENANT)) == reference_search(first[:1], "apple")

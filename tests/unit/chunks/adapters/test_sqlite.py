@@ -175,3 +175,20 @@ async def test_a_process_killed_mid_batch_leaves_each_batch_whole_or_absent(
         assert found(await store.search("common word5 batch0", TENANT, k=30)) == (
             reference_search(held, "common word5 batch0", k=30)
         )
+
+
+async def test_a_search_sees_what_another_store_on_the_file_wrote_since(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    first = source_chunks("doc-1", "apple banana", "apple")
+    async with SqliteChunkStore(path) as reader, SqliteChunkStore(path) as writer:
+        await writer.put_chunks(first)
+        assert found(await reader.search("apple", TENANT)) == reference_search(first, "apple")
+        later = source_chunks("doc-2", "apple apple", first=10)
+        await writer.put_chunks(later)
+        assert found(await reader.search("apple", TENANT)) == reference_search(
+            [*first, *later], "apple"
+        )
+        await writer.delete_by_tenant(TENANT)
+        again = source_chunks("doc-1", "apple banana", "apple")
+        await writer.put_chunks(again[:1])
+        assert found(await reader.search("apple", TENANT)) == reference_search(again[:1], "apple")
