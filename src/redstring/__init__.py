@@ -29,13 +29,18 @@ from redstring.composition import (
     ConsolidationMerge,
     ConsolidationReport,
     Consolidator,
+    DocumentImportReport,
     GraphBuildReport,
     ImportReport,
     Retriever,
     build_graph,
     build_graphs,
+    chunk_id_for,
+    delete_document,
     delete_entity,
+    import_documents,
     import_entities,
+    mentioned_entities,
 )
 from redstring.consolidation import (
     LlmMergeAdjudicator,
@@ -56,12 +61,15 @@ from redstring.domain.blocking import (
 from redstring.domain.chunk import Chunk, Mention, ScoredChunk
 from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.events import (
+    DocumentChunked,
+    DocumentDeleted,
     DocumentExtracted,
     EntitiesEmbedded,
     EntitiesMerged,
     EntityDeleted,
     Event,
     MergeUndone,
+    PassagesEmbedded,
     event_from_json,
     event_to_json,
 )
@@ -150,7 +158,14 @@ from redstring.ports import (
     VectorStoreBase,
     VectorWriter,
 )
-from redstring.projections import GraphProjection, Projection, VectorProjection, replay
+from redstring.projections import (
+    ChunkProjection,
+    GraphProjection,
+    PassageVectorProjection,
+    Projection,
+    VectorProjection,
+    replay,
+)
 from redstring.vector.adapters.memory import InMemoryVectorStore
 from redstring.vector.adapters.sqlite import SqliteVectorStore
 
@@ -204,6 +219,7 @@ __all__ = [
     "Chunk",
     "ChunkFailure",
     "ChunkId",
+    "ChunkProjection",
     "ChunkPurge",
     "ChunkReader",
     "ChunkStore",
@@ -214,7 +230,10 @@ __all__ = [
     "ConsolidationReport",
     "Consolidator",
     "DimensionMismatchError",
+    "DocumentChunked",
+    "DocumentDeleted",
     "DocumentExtracted",
+    "DocumentImportReport",
     "DomainPrompt",
     "E5EmbeddingProvider",
     "EmbeddingModelMismatchError",
@@ -275,6 +294,8 @@ __all__ = [
     "OpenAiCompatibleEmbeddingProvider",
     "OpenAiCompatibleLlmProvider",
     "PartialExtractionError",
+    "PassageVectorProjection",
+    "PassagesEmbedded",
     "PostgresChunkStore",
     "PostgresEventLog",
     "PostgresGraphStore",
@@ -319,14 +340,18 @@ __all__ = [
     "blocking_keys_for",
     "build_graph",
     "build_graphs",
+    "chunk_id_for",
     "cosine_similarity",
+    "delete_document",
     "delete_entity",
     "entity_type_key",
     "event_from_json",
     "event_to_json",
     "fold_name",
     "get_domain",
+    "import_documents",
     "import_entities",
+    "mentioned_entities",
     "normalize_name",
     "prefix_key",
     "replay",

@@ -22,6 +22,7 @@ from uuid import UUID
 import click
 
 from redstring import __version__
+from redstring.cli.documents import register as register_documents
 from redstring.cli.output import print_json, print_table
 from redstring.cli.progress import Progress
 from redstring.cli.rows import FORMATS, STDIN, RowError, Rows, decode, export_line, read_rows
@@ -751,6 +752,15 @@ def migrate_command(db: str) -> None:
     """
     migrated = _run(migrate_database(db))
     click.echo(f"{shown(db)}: {'migrated to' if migrated else 'already at'} the current schema")
+
+
+register_documents(
+    cli,
+    db_option=_db_option,
+    tenant_option=_tenant_option,
+    json_option=_json_option,
+    interrupt=_interrupt,
+)
 
 
 # -- running it ------------------------------------------------------------------

@@ -17,6 +17,10 @@ composes. There are three:
 - `entities` composes `GraphStore` + `EmbeddingProvider` + `VectorStore`
   to import one's own entities (it reads the graph to decide what to
   embed), and `GraphWriter` + `VectorWriter` to delete one from both.
+- `documents` composes `ChunkStore` + a graph's name index (+ optionally
+  `EmbeddingProvider` + a passages' `VectorStore`): the chunk store and the
+  graph are siblings, so only here can a passage be linked to the entities
+  it names.
 
 See the ADR amending 0007.
 """
@@ -37,6 +41,13 @@ from redstring.composition.consolidation import (
     ConsolidationReport,
     Consolidator,
 )
+from redstring.composition.documents import (
+    DocumentImportReport,
+    chunk_id_for,
+    delete_document,
+    import_documents,
+    mentioned_entities,
+)
 from redstring.composition.entities import ImportReport, delete_entity, import_entities
 from redstring.composition.retrieval import Retriever
 
@@ -46,13 +57,18 @@ __all__ = [
     "ConsolidationMerge",
     "ConsolidationReport",
     "Consolidator",
+    "DocumentImportReport",
     "GraphBuildReport",
     "ImportReport",
     "Retriever",
     "build_graph",
     "build_graphs",
+    "chunk_id_for",
+    "delete_document",
     "delete_entity",
     "embed_entity_names",
+    "import_documents",
     "import_entities",
+    "mentioned_entities",
     "record_and_project",
 ]

@@ -15,7 +15,12 @@ from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from redstring.domain.events import DocumentExtracted, EntitiesEmbedded
+from redstring.composition.documents import (
+    _document_chunks,
+    _entity_mentions,
+    _relationship_mention,
+)
+from redstring.domain.events import DocumentChunked, DocumentExtracted, EntitiesEmbedded
 from redstring.domain.exceptions import (
     DimensionMismatchError,
     EmbeddingProviderError,
@@ -34,21 +39,25 @@ from redstring.domain.vector import VectorRecord
 from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.extraction.domains import DEFAULT_DOMAIN, classify_domain, get_domain
 from redstring.extraction.pipeline import ExtractionPipeline
+from redstring.ports.chunk_store import ChunkStore
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.event_log import EventLog
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.llm import LlmProvider
 from redstring.ports.vector_store import VectorStore
+from redstring.projections.chunks import ChunkProjection
 from redstring.projections.graph import GraphProjection
 from redstring.projections.vector import VectorProjection
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from redstring.domain.chunk import Mention
     from redstring.domain.entity import Entity
     from redstring.domain.events import Event
-    from redstring.domain.ids import TenantId
+    from redstring.domain.ids import EntityId, TenantId
     from redstring.extraction.chunking import Chunker
+    from redstring.extraction.pipeline import ExtractionResult
 
 
 class AutoDomain(Enum):
@@ -99,6 +108,7 @@ def _check_build_arguments(
     embedding_provider: EmbeddingProvider | None,
     vector_store: VectorStore | None,
     event_log: EventLog | None,
+    chunks: ChunkStore | None = None,
 ) -> None:
     """What `build_graph` and `build_graphs` check before the first model call."""
     check_collaborator(provider, LlmProvider, argument="provider")
@@ -108,6 +118,7 @@ def _check_build_arguments(
         ("embedding_provider", embedding_provider, EmbeddingProvider),
         ("vector_store", vector_store, VectorStore),
         ("event_log", event_log, EventLog),
+        ("chunks", chunks, ChunkStore),
     ):
         if value is not None:
             check_collaborator(value, port, argument=argument)
@@ -139,6 +150,7 @@ async def build_graph(
     vector_store: VectorStore | None = None,
     event_log: EventLog | None = None,
     concurrency: int = 1,
+    chunks: ChunkStore | None = None,
 ) -> GraphBuildReport:
     """Extract `document` into `tenant_id`'s graph, and embed its entity names.
 
@@ -148,8 +160,11 @@ async def build_graph(
     event and projects it into `store`. With `embedding_provider` and
     `vector_store`, entity names are embedded and an `EntitiesEmbedded`
     event is projected into `vector_store`, each vector carrying
-    `metadata={"entity_type": ...}`. Events go to `event_log` when given, so
-    that `replay` can rebuild either store.
+    `metadata={"entity_type": ...}`. Given `chunks`, the document's chunks
+    are kept there with each entity's and relationship's mentions (the chunk
+    it was read from, and where its name occurs; ADR 0074), recorded as a
+    `DocumentChunked` event. Events go to `event_log` when given, so that
+    `replay` can rebuild every store.
 
     Everything that can fail runs before the first write: a failed chunk or
     embedding leaves both stores untouched. Ids are deterministic, so building
@@ -181,6 +196,7 @@ async def build_graph(
         embedding_provider=embedding_provider,
         vector_store=vector_store,
         event_log=event_log,
+        chunks=chunks,
     )
     pipeline = ExtractionPipeline(provider, chunker=chunker, concurrency=concurrency)
 
@@ -229,7 +245,13 @@ async def build_graph(
             )
         )
 
-    await record_and_project(events, event_log=event_log, graph=store, vectors=vector_store)
+    provenance = _provenance(document, tenant_id, result, now) if chunks is not None else None
+    if provenance is not None:
+        events.append(provenance)
+
+    await record_and_project(
+        events, event_log=event_log, graph=store, vectors=vector_store, chunks=chunks
+    )
 
     return GraphBuildReport(
         entities=len(result.entities),
@@ -241,6 +263,46 @@ async def build_graph(
         embedded=len(records),
         domain=prompt.id,
         domain_confidence=confidence,
+    )
+
+
+def _provenance(
+    document: SourceDocument, tenant_id: TenantId, result: ExtractionResult, now: datetime
+) -> DocumentChunked | None:
+    """The document's chunks, and the mentions of what was extracted from each; `None` if none."""
+    kept = _document_chunks(document, tenant_id, result.spans)
+    if not kept:
+        return None
+    by_chunk: dict[int, list[Entity]] = {}
+    for entity in result.entities:
+        for index in result.entity_chunks.get(entity.id, ()):
+            by_chunk.setdefault(index, []).append(entity)
+    found: dict[tuple[int, EntityId], list[Mention]] = {}
+    mentions: list[Mention] = []
+    for index, entities in by_chunk.items():
+        chunk = kept.get(index)
+        if chunk is None:
+            continue
+        for mention in _entity_mentions(chunk, entities):
+            found.setdefault((index, mention.entity_id), []).append(mention)  # type: ignore[arg-type]
+            mentions.append(mention)
+    for relationship in result.relationships:
+        for index in result.relationship_chunks.get(relationship.id, ()):
+            chunk = kept.get(index)
+            if chunk is None:
+                continue
+            ends = [
+                found.get((index, relationship.source_entity_id), []),
+                found.get((index, relationship.target_entity_id), []),
+            ]
+            mentions.append(_relationship_mention(chunk, relationship.id, ends))
+    return DocumentChunked(
+        event_id=uuid4(),
+        tenant_id=tenant_id,
+        source_id=document.id,
+        occurred_at=now,
+        chunks=tuple(kept.values()),
+        mentions=tuple(mentions),
     )
 
 
@@ -292,6 +354,7 @@ async def build_graphs(
     embedding_provider: EmbeddingProvider | None = None,
     vector_store: VectorStore | None = None,
     event_log: EventLog | None = None,
+    chunks: ChunkStore | None = None,
 ) -> list[GraphBuildReport]:
     """`build_graph` for each document, at most `concurrency` at a time.
 
@@ -323,6 +386,7 @@ async def build_graphs(
         embedding_provider=embedding_provider,
         vector_store=vector_store,
         event_log=event_log,
+        chunks=chunks,
     )
     check_integer(concurrency, argument="concurrency", minimum=1, maximum=MAX_CONCURRENCY)
     if on_progress is not None and not callable(on_progress):
@@ -350,6 +414,7 @@ async def build_graphs(
                     embedding_provider=embedding_provider,
                     vector_store=vector_store,
                     event_log=event_log,
+                    chunks=chunks,
                 )
             except Exception as exc:
                 failed.set()
@@ -378,6 +443,7 @@ async def record_and_project(
     event_log: EventLog | None,
     graph: GraphStore,
     vectors: VectorStore | None,
+    chunks: ChunkStore | None = None,
 ) -> None:
     """Append `events` to the log (a throwaway one when `None`), then project each in order.
 
@@ -387,7 +453,10 @@ async def record_and_project(
     await log.append_many(events)
     graph_projection = GraphProjection(graph)
     vector_projection = VectorProjection(vectors) if vectors is not None else None
+    chunk_projection = ChunkProjection(chunks) if chunks is not None else None
     for event in events:
         await graph_projection.apply(event)
         if vector_projection is not None:
             await vector_projection.apply(event)
+        if chunk_projection is not None:
+            await chunk_projection.apply(event)

@@ -23,8 +23,14 @@ from pydantic import (
     model_validator,
 )
 
+from redstring.domain.chunk import Chunk, Mention  # noqa: TC001 - pydantic needs them at runtime
 from redstring.domain.entity import Entity  # noqa: TC001 - pydantic needs it at runtime
-from redstring.domain.ids import EntityId, SourceId, TenantId  # noqa: TC001 - pydantic needs them
+from redstring.domain.ids import (  # noqa: TC001 - pydantic needs them
+    ChunkId,
+    EntityId,
+    SourceId,
+    TenantId,
+)
 from redstring.domain.json_safety import check_text
 from redstring.domain.relationship import Relationship  # noqa: TC001 - pydantic needs it
 from redstring.domain.vector import VectorRecord
@@ -137,24 +143,28 @@ class EntitiesEmbedded(_Event):
 
     @model_validator(mode="after")
     def _one_tenant_and_one_dimension(self) -> Self:
-        for record in self.records:
-            name = f"record for entity {record.entity_id}"
-            if record.tenant_id != self.tenant_id:
-                raise ValueError(
-                    f"{name} belongs to tenant {record.tenant_id}, "
-                    f"not the event's tenant {self.tenant_id}"
-                )
-            if len(record.vector) != self.dimension:
-                raise ValueError(
-                    f"{name} has {len(record.vector)} components, not {self.dimension}"
-                )
-            # `sum` is the fast check; it also overflows on huge finite components,
-            # which the exact check below then lets through.
-            if not math.isfinite(sum(record.vector)) and not all(map(math.isfinite, record.vector)):
-                raise ValueError(f"{name} has a NaN or infinite component")
-            if not any(record.vector):
-                raise ValueError(f"{name} is all zeros")
+        _check_records(self.records, self.tenant_id, self.dimension, owner="entity")
         return self
+
+
+def _check_records(
+    records: tuple[VectorRecord, ...], tenant_id: TenantId, dimension: int, *, owner: str
+) -> None:
+    """Refuse a record of another tenant or dimension, or one no vector store could hold."""
+    for record in records:
+        name = f"record for {owner} {record.entity_id}"
+        if record.tenant_id != tenant_id:
+            raise ValueError(
+                f"{name} belongs to tenant {record.tenant_id}, not the event's tenant {tenant_id}"
+            )
+        if len(record.vector) != dimension:
+            raise ValueError(f"{name} has {len(record.vector)} components, not {dimension}")
+        # `sum` is the fast check; it also overflows on huge finite components,
+        # which the exact check below then lets through.
+        if not math.isfinite(sum(record.vector)) and not all(map(math.isfinite, record.vector)):
+            raise ValueError(f"{name} has a NaN or infinite component")
+        if not any(record.vector):
+            raise ValueError(f"{name} is all zeros")
 
 
 def _check_tenant(
@@ -279,8 +289,128 @@ class EntityDeleted(_Event):
     entity_id: EntityId
 
 
+class DocumentChunked(_Event):
+    """A document's passages and what they mention: all a chunk store holds of `source_id`.
+
+    `chunks` are every chunk of the source, each of `tenant_id` and
+    `source_id`, at least one; projecting the event replaces whatever the
+    store held of the source. Each mention names a chunk of the event, in
+    its tenant, with a span inside that chunk's text. `occurred_at` must be
+    timezone-aware and is stored in UTC. See ADR 0074.
+
+    Raises:
+        ValueError: a rule above is broken; the message names the chunk.
+    """
+
+    kind: Literal["document_chunked"] = "document_chunked"
+    version: Literal[1] = 1
+    event_id: UUID
+    tenant_id: TenantId
+    source_id: SourceId
+    occurred_at: datetime
+    chunks: tuple[Chunk, ...]
+    mentions: tuple[Mention, ...] = ()
+
+    @field_validator("source_id")
+    @classmethod
+    def _source_not_blank(cls, value: str) -> str:
+        return _not_blank(value, field="source_id")
+
+    @model_validator(mode="after")
+    def _one_source_and_mentions_of_its_chunks(self) -> Self:
+        if not self.chunks:
+            raise ValueError(f"chunks must not be empty: source {self.source_id!r} has none")
+        lengths: dict[ChunkId, int] = {}
+        for chunk in self.chunks:
+            if chunk.tenant_id != self.tenant_id or chunk.source_id != self.source_id:
+                raise ValueError(
+                    f"chunk {chunk.id} belongs to tenant {chunk.tenant_id}, source "
+                    f"{chunk.source_id!r}, not the event's {self.tenant_id}, {self.source_id!r}"
+                )
+            if chunk.id in lengths:
+                raise ValueError(f"chunk {chunk.id} comes twice")
+            lengths[chunk.id] = len(chunk.text)
+        for mention in self.mentions:
+            length = lengths.get(mention.chunk_id)
+            if mention.tenant_id != self.tenant_id or length is None:
+                raise ValueError(
+                    f"a mention of chunk {mention.chunk_id} in tenant {mention.tenant_id} "
+                    "names no chunk of the event"
+                )
+            if mention.end is not None and mention.end > length:
+                raise ValueError(
+                    f"a mention of chunk {mention.chunk_id} ends at {mention.end}, "
+                    f"past its {length} characters"
+                )
+        return self
+
+
+class PassagesEmbedded(_Event):
+    """Vectors an embedding model computed for chunks of one tenant.
+
+    Each record's `entity_id` holds the id of the chunk it embeds (a
+    `VectorRecord` keys a vector by one UUID), so these vectors go to a
+    vector store of their own, never the entities'. Checked as
+    `EntitiesEmbedded` is. See ADR 0074.
+
+    Raises:
+        ValueError: a record of another tenant or dimension, or one no
+            vector store could hold; the message names the chunk.
+    """
+
+    kind: Literal["passages_embedded"] = "passages_embedded"
+    version: Literal[1] = 1
+    event_id: UUID
+    tenant_id: TenantId
+    occurred_at: datetime
+    model: str
+    dimension: int = Field(ge=1)
+    records: tuple[VectorRecord, ...]
+
+    @field_validator("model")
+    @classmethod
+    def _model_not_blank(cls, value: str) -> str:
+        return _not_blank(value, field="model")
+
+    @model_validator(mode="after")
+    def _one_tenant_and_one_dimension(self) -> Self:
+        _check_records(self.records, self.tenant_id, self.dimension, owner="chunk")
+        return self
+
+
+class DocumentDeleted(_Event):
+    """A source document removed: its chunks, their mentions and their passage vectors.
+
+    `chunk_ids` are the chunks the source held when it was deleted, so a
+    passage-vector projection deletes their vectors without reading a chunk
+    store. Applying it twice changes nothing. See ADR 0074.
+    """
+
+    kind: Literal["document_deleted"] = "document_deleted"
+    version: Literal[1] = 1
+    event_id: UUID
+    tenant_id: TenantId
+    occurred_at: datetime
+    source_id: SourceId
+    chunk_ids: tuple[ChunkId, ...] = ()
+
+    @field_validator("source_id")
+    @classmethod
+    def _source_not_blank(cls, value: str) -> str:
+        return _not_blank(value, field="source_id")
+
+
 #: The kinds of event, each a model.
-_EVENT_TYPES = DocumentExtracted | EntitiesEmbedded | EntitiesMerged | MergeUndone | EntityDeleted
+_EVENT_TYPES = (
+    DocumentExtracted
+    | EntitiesEmbedded
+    | EntitiesMerged
+    | MergeUndone
+    | EntityDeleted
+    | DocumentChunked
+    | PassagesEmbedded
+    | DocumentDeleted
+)
 
 #: Any event, discriminated on `kind`.
 type Event = Annotated[_EVENT_TYPES, Field(discriminator="kind")]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from redstring.domain.entity import Entity, ExtractionMethod
@@ -23,7 +23,7 @@ from redstring.ports.llm import LlmProvider
 _MAX_PROMPT = 1_000_000
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from redstring.domain.ids import EntityId, RelationshipId, SourceId, TenantId
     from redstring.extraction.schema import ExtractedRelationship
@@ -46,7 +46,9 @@ class ExtractionResult:
     `failed_chunks` lists those whose model call failed, by index;
     `dropped_rows` counts entity and relationship rows that failed
     validation; `unresolved_relationships` counts rows whose source or target
-    name matches no extracted entity.
+    name matches no extracted entity. `spans` holds the chunks themselves,
+    and `entity_chunks` and `relationship_chunks` the indexes of the chunks
+    each entity and relationship was extracted from, ascending.
     """
 
     entities: tuple[Entity, ...]
@@ -55,6 +57,9 @@ class ExtractionResult:
     failed_chunks: tuple[ChunkFailure, ...]
     dropped_rows: int
     unresolved_relationships: int
+    spans: tuple[Chunk, ...] = ()
+    entity_chunks: Mapping[EntityId, tuple[int, ...]] = field(default_factory=dict)
+    relationship_chunks: Mapping[RelationshipId, tuple[int, ...]] = field(default_factory=dict)
 
 
 class ExtractionPipeline:
@@ -100,23 +105,30 @@ class ExtractionPipeline:
         check_name(system_prompt, argument="system_prompt", maximum=_MAX_PROMPT)
         chunks = self._chunker.chunk(document.text)
         outcomes = await self._extract_all(chunks, system_prompt)
-        mapped: list[MappedChunk] = []
+        mapped: list[tuple[int, MappedChunk]] = []
         failures: list[ChunkFailure] = []
         for chunk, outcome in zip(chunks, outcomes, strict=True):
             if isinstance(outcome, LlmProviderError):
                 failures.append(ChunkFailure(index=chunk.index, error=outcome))
             else:
                 mapped.append(
-                    map_extraction(
-                        outcome,
-                        tenant_id=tenant_id,
-                        source_id=document.id,
-                        model=self._provider.model,
+                    (
+                        chunk.index,
+                        map_extraction(
+                            outcome,
+                            tenant_id=tenant_id,
+                            source_id=document.id,
+                            model=self._provider.model,
+                        ),
                     )
                 )
-        entities = _merge_entities(entity for each in mapped for entity in each.entities)
-        relationships, unresolved, invalid = _resolve(
-            [row for each in mapped for row in each.relationships],
+        entity_chunks: dict[EntityId, list[int]] = {}
+        for index, each in mapped:
+            for entity in each.entities:
+                _note(entity_chunks, entity.id, index)
+        entities = _merge_entities(entity for _, each in mapped for entity in each.entities)
+        relationships, unresolved, invalid, relationship_chunks = _resolve(
+            [(index, row) for index, each in mapped for row in each.relationships],
             entities,
             tenant_id=tenant_id,
             source_id=document.id,
@@ -127,8 +139,11 @@ class ExtractionPipeline:
             relationships=relationships,
             chunks=len(chunks),
             failed_chunks=tuple(failures),
-            dropped_rows=sum(each.dropped_rows for each in mapped) + invalid,
+            dropped_rows=sum(each.dropped_rows for _, each in mapped) + invalid,
             unresolved_relationships=unresolved,
+            spans=tuple(chunks),
+            entity_chunks={key: tuple(value) for key, value in entity_chunks.items()},
+            relationship_chunks={key: tuple(value) for key, value in relationship_chunks.items()},
         )
 
     async def _extract_all(
@@ -156,6 +171,13 @@ class ExtractionPipeline:
             raise
 
 
+def _note[K](found_in: dict[K, list[int]], key: K, index: int) -> None:
+    """Record that `key` came from chunk `index`; chunks arrive in ascending order."""
+    held = found_in.setdefault(key, [])
+    if not held or held[-1] != index:
+        held.append(index)
+
+
 def _merge_entities(entities: Iterable[Entity]) -> tuple[Entity, ...]:
     """One entity per id, in first-seen order, merged as `ExtractionPipeline.run` says."""
     merged: dict[EntityId, Entity] = {}
@@ -177,14 +199,17 @@ def _merged[R: (Entity, Relationship)](kept: R, later: R) -> R:
 
 
 def _resolve(
-    rows: Sequence[ExtractedRelationship],
+    rows: Sequence[tuple[int, ExtractedRelationship]],
     entities: Sequence[Entity],
     *,
     tenant_id: TenantId,
     source_id: SourceId,
     model: str,
-) -> tuple[tuple[Relationship, ...], int, int]:
-    """(relationships, unresolved rows, invalid rows) for `rows` against `entities`."""
+) -> tuple[tuple[Relationship, ...], int, int, dict[RelationshipId, list[int]]]:
+    """(relationships, unresolved rows, invalid rows, chunks per relationship) for `rows`.
+
+    Each row comes with the index of the chunk it was read from.
+    """
     by_name: dict[str, Entity] = {}
     for entity in entities:
         key = normalize_name(entity.name)
@@ -192,8 +217,9 @@ def _resolve(
         if current is None or str(entity.id) < str(current.id):
             by_name[key] = entity
     resolved: dict[RelationshipId, Relationship] = {}
+    found_in: dict[RelationshipId, list[int]] = {}
     unresolved = invalid = 0
-    for row in rows:
+    for index, row in rows:
         source = by_name.get(normalize_name(row.source_name))
         target = by_name.get(normalize_name(row.target_name))
         if source is None or target is None:
@@ -219,4 +245,5 @@ def _resolve(
             continue
         kept = resolved.get(relationship.id)
         resolved[relationship.id] = relationship if kept is None else _merged(kept, relationship)
-    return tuple(resolved.values()), unresolved, invalid
+        _note(found_in, relationship.id, index)
+    return tuple(resolved.values()), unresolved, invalid, found_in

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from redstring.domain.events import EntitiesEmbedded, EntitiesMerged, EntityDeleted, MergeUndone
+from redstring.domain.events import (
+    DocumentDeleted,
+    EntitiesEmbedded,
+    EntitiesMerged,
+    EntityDeleted,
+    MergeUndone,
+    PassagesEmbedded,
+)
 from redstring.domain.exceptions import DimensionMismatchError
+from redstring.domain.ids import EntityId
 from redstring.domain.validation import check_collaborator
 from redstring.ports.vector_store import VectorStore
 
@@ -46,3 +54,29 @@ class VectorProjection:
             await self._store.upsert_many(event.vectors)
         elif isinstance(event, EntityDeleted):
             await self._store.delete(event.entity_id, event.tenant_id)
+
+
+class PassageVectorProjection:
+    """Writes each passage-embedding event's vectors, and deletes a deleted document's.
+
+    The store holds passages' vectors only, each keyed by its chunk's id
+    (`VectorRecord.entity_id`); entity events are ignored. Idempotent.
+    """
+
+    def __init__(self, store: VectorStore) -> None:
+        self._store = check_collaborator(store, VectorStore, argument="store")
+
+    async def apply(self, event: Event) -> None:
+        """Fold one event into the store; events of other kinds are ignored.
+
+        Raises:
+            DimensionMismatchError: the event's vectors are not of the store's
+                dimension; nothing is written.
+        """
+        if isinstance(event, PassagesEmbedded):
+            if event.dimension != self._store.dimension:
+                raise DimensionMismatchError(expected=self._store.dimension, actual=event.dimension)
+            await self._store.upsert_many(event.records)
+        elif isinstance(event, DocumentDeleted):
+            for chunk_id in event.chunk_ids:
+                await self._store.delete(EntityId(chunk_id), event.tenant_id)

@@ -91,7 +91,7 @@ def test_the_wire_format_of_each_kind_is_pinned() -> None:
 @pytest.mark.parametrize(
     ("change", "match"),
     [
-        pytest.param({"kind": "document_deleted"}, "kind", id="unknown-kind"),
+        pytest.param({"kind": "document_forgotten"}, "kind", id="unknown-kind"),
         pytest.param({"version": 2}, "version", id="unknown-version"),
         pytest.param({"surprise": 1}, "surprise", id="extra-field"),
     ],

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from redstring.domain.events import (
+    DocumentChunked,
+    DocumentDeleted,
     DocumentExtracted,
     EntitiesEmbedded,
     EntitiesMerged,
     EntityDeleted,
     MergeUndone,
+    PassagesEmbedded,
 )
 from redstring.ports.event_log import EVENT_TYPES
 
@@ -19,4 +22,7 @@ def test_event_types_are_the_classes_of_the_event_union_in_order() -> None:
         EntitiesMerged,
         MergeUndone,
         EntityDeleted,
+        DocumentChunked,
+        PassagesEmbedded,
+        DocumentDeleted,
     ]

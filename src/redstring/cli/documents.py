@@ -1,0 +1,226 @@
+"""`redstring add` and `redstring ask`: documents into the database's chunk store, and back out.
+
+Each action is an async function a test can call; `register` wires it into
+click with the fewest lines in `app.py`. The chunks live in the SQLite file
+beside the graph (`SqliteChunkStore(path)`), and every add is recorded in
+the file's event log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+import click
+
+from redstring.cli.output import print_json, print_table
+from redstring.cli.progress import Progress
+from redstring.cli.sources import read_sources
+from redstring.cli.stores import CommandError, is_postgres, shown, tenant_id_for
+from redstring.composition import import_documents, mentioned_entities
+from redstring.events.adapters.sqlite import SqliteEventLog
+from redstring.graph.adapters.sqlite import SqliteGraphStore
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from redstring.composition import DocumentImportReport
+    from redstring.domain.chunk import ScoredChunk
+    from redstring.domain.entity import Entity
+    from redstring.domain.ids import TenantId
+    from redstring.domain.source import SourceDocument
+
+#: Passages `ask` prints by default.
+ASK_K: Final = 5
+#: Characters of a passage's text a table row shows.
+_SNIPPET: Final = 200
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One passage `ask` found: the chunk, its BM25 score, the entities it mentions."""
+
+    scored: ScoredChunk
+    entities: list[Entity]
+
+    def as_json(self) -> dict[str, Any]:
+        """The passage as the `--json` output prints it."""
+        chunk = self.scored.chunk
+        return {
+            "score": self.scored.score,
+            "source_id": chunk.source_id,
+            "title": chunk.metadata.get("title"),
+            "start": chunk.start,
+            "end": chunk.end,
+            "text": chunk.text,
+            "entities": [
+                {"id": str(entity.id), "name": entity.name, "entity_type": entity.entity_type}
+                for entity in self.entities
+            ],
+        }
+
+
+def _sqlite_only(location: str, command: str) -> None:
+    if is_postgres(location):
+        raise CommandError(f"`redstring {command}` needs a SQLite --db file for now")
+
+
+async def add_documents(
+    location: str,
+    documents: Sequence[SourceDocument],
+    tenant_id: TenantId,
+    *,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> DocumentImportReport:
+    """Add `documents` to the database at `location`, linking the entities its graph holds.
+
+    Every chunk is written in one transaction, every mention in another,
+    after the events are appended to the file's log in one: a process
+    killed midway leaves each whole or absent, and a replay of the log
+    finishes what it recorded.
+    """
+    _sqlite_only(location, "add")
+    from redstring.chunks.adapters.sqlite import SqliteChunkStore
+
+    graph = SqliteGraphStore(location)
+    chunks = SqliteChunkStore(location)
+    log = SqliteEventLog(location)
+    try:
+        return await import_documents(
+            documents, tenant_id, chunks=chunks, graph=graph, event_log=log, on_progress=on_progress
+        )
+    finally:
+        try:
+            await log.close()
+        finally:
+            try:
+                await chunks.close()
+            finally:
+                await graph.close()
+
+
+async def ask_documents(
+    location: str, question: str, tenant_id: TenantId, *, k: int = ASK_K
+) -> list[Passage]:
+    """The `k` passages BM25 ranks best for `question`, each with the entities it mentions.
+
+    Raises:
+        CommandError: `location` is not an existing database file.
+    """
+    _sqlite_only(location, "ask")
+    if not await asyncio.to_thread(os.path.isfile, location):
+        raise CommandError(f"no such database: {location}")
+    from redstring.chunks.adapters.sqlite import SqliteChunkStore
+
+    chunks = SqliteChunkStore(location)
+    graph = SqliteGraphStore(location)
+    try:
+        found = await chunks.search(question, tenant_id, k=k)
+        entities = await mentioned_entities(
+            [each.chunk.id for each in found], tenant_id, chunks=chunks, graph=graph
+        )
+    finally:
+        try:
+            await graph.close()
+        finally:
+            await chunks.close()
+    return [Passage(each, entities[each.chunk.id]) for each in found]
+
+
+def _snippet(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _SNIPPET else flat[: _SNIPPET - 1] + "…"
+
+
+def print_passages(passages: Sequence[Passage], *, as_json: bool) -> None:
+    """The passages as a table, or as JSON with `as_json`."""
+    if as_json:
+        print_json([passage.as_json() for passage in passages])
+        return
+    if not passages:
+        click.echo("no passage matches")
+        return
+    print_table(
+        ["rank", "score", "source", "offsets", "passage", "entities"],
+        [
+            [
+                str(rank),
+                f"{passage.scored.score:.3f}",
+                passage.scored.chunk.source_id,
+                f"{passage.scored.chunk.start}-{passage.scored.chunk.end}",
+                _snippet(passage.scored.chunk.text),
+                ", ".join(entity.name for entity in passage.entities),
+            ]
+            for rank, passage in enumerate(passages, start=1)
+        ],
+        numeric=("rank", "score"),
+    )
+
+
+class Interrupt(Protocol):
+    """What `app.py` does with Ctrl-C: defer it during a write, act on it at a safe point."""
+
+    deferring: bool
+
+    def check(self) -> None:
+        """Raise if Ctrl-C was pressed."""
+        ...
+
+
+def register(
+    group: click.Group,
+    *,
+    db_option: Callable[..., Any],
+    tenant_option: Callable[..., Any],
+    json_option: Callable[..., Any],
+    interrupt: Interrupt,
+) -> None:
+    """Add the `add` and `ask` commands to `group`, with `app.py`'s shared options."""
+
+    @group.command("add")
+    @click.argument("files", nargs=-1, required=True, metavar="FILE...")
+    @db_option
+    @tenant_option
+    def add_command(files: Sequence[str], db: str, tenant: str) -> None:
+        """Add text or Markdown FILEs, or JSON Lines of {"id", "text", "title"}, for `ask`.
+
+        Every file is read and checked before the database is opened; - reads
+        standard input. Names of the graph's entities are linked where the
+        text says them. No model is called.
+        """
+        documents = read_sources(files, stdin=sys.stdin.buffer)
+        tenant_id = tenant_id_for(tenant)
+        interrupt.deferring = True
+        with Progress("documents", "documents", sys.stderr) as progress:
+
+            def report(done: int, total: int) -> None:
+                progress(done, total)
+                interrupt.check()
+
+            added = asyncio.run(add_documents(db, documents, tenant_id, on_progress=report))
+        click.echo(
+            f"added {added.documents:,} documents ({added.chunks:,} passages) to {shown(db)}, "
+            f"{added.mentions:,} mentions of {added.linked_entities:,} entities"
+            + (f", {added.replaced:,} replaced" if added.replaced else "")
+        )
+
+    @group.command("ask")
+    @click.argument("question")
+    @db_option
+    @tenant_option
+    @click.option(
+        "-k",
+        "k",
+        type=click.IntRange(min=1, max=100),
+        default=ASK_K,
+        show_default=True,
+        help="How many passages to print.",
+    )
+    @json_option
+    def ask_command(question: str, db: str, tenant: str, k: int, as_json: bool) -> None:
+        """The passages that best answer QUESTION (BM25), their sources and the entities named."""
+        passages = asyncio.run(ask_documents(db, question, tenant_id_for(tenant), k=k))
+        print_passages(passages, as_json=as_json)

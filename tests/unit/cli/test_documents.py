@@ -1,0 +1,264 @@
+"""`redstring add` and `redstring ask`, in process against real SQLite files, and killed midway."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import random
+import shutil
+import signal
+import sys
+import textwrap
+import time
+from contextlib import suppress
+from io import StringIO
+from typing import TYPE_CHECKING
+
+import pytest
+
+from redstring import InMemoryChunkStore, SourceId, SqliteChunkStore, SqliteEventLog, replay
+from redstring.cli import main
+from redstring.cli.documents import add_documents, ask_documents
+from redstring.cli.stores import CommandError, tenant_id_for
+from redstring.projections import ChunkProjection
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+
+CITIES: list[dict[str, object]] = [
+    {"name": "Tokyo", "entity_type": "city", "properties": {"aliases": ["Edo"]}},
+    {"name": "Kyoto", "entity_type": "city"},
+]
+NOTES = [
+    {"id": "edo", "title": "From Edo to Tokyo", "text": "Before 1868 Tokyo was called Edo."},
+    {"id": "kyoto", "text": "The emperor left Kyoto for the eastern capital."},
+]
+DEFAULT = tenant_id_for("default")
+
+
+def run(*argv: str | Path, stdin: bytes | None = None) -> tuple[int, str, str]:
+    out, err = StringIO(), StringIO()
+    saved = sys.stdin
+    if stdin is not None:
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    try:
+        status = main([str(each) for each in argv], out=out, err=err)
+    finally:
+        sys.stdin = saved
+    return status, out.getvalue(), err.getvalue()
+
+
+def lines(path: Path, rows: Sequence[Mapping[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def database(tmp_path: Path) -> Path:
+    path = tmp_path / "cities.db"
+    status, _, err = run(
+        "import", lines(tmp_path / "cities.jsonl", CITIES), "--db", path, "--embeddings", "none"
+    )
+    assert status == 0, err
+    return path
+
+
+def test_add_then_ask_prints_passages_with_sources_offsets_and_the_entities_named(
+    tmp_path: Path, database: Path
+) -> None:
+    status, out, err = run("add", lines(tmp_path / "notes.jsonl", NOTES), "--db", database)
+    assert status == 0, err
+    assert out == f"added 2 documents (2 passages) to {database}, 3 mentions of 2 entities\n"
+    assert "documents: 2/2 documents" in err
+
+    status, out, err = run("ask", "what was Tokyo called", "--db", database, "--json")
+    assert status == 0, err
+    [first] = json.loads(out)
+    assert (first["source_id"], first["title"], first["start"], first["end"]) == (
+        "edo",
+        "From Edo to Tokyo",
+        0,
+        33,
+    )
+    assert [entity["name"] for entity in first["entities"]] == ["Tokyo"]
+    assert first["score"] > 0
+
+    status, out, _ = run("ask", "emperor", "--db", database)
+    assert status == 0
+    assert out.splitlines()[0].split() == [
+        "rank",
+        "score",
+        "source",
+        "offsets",
+        "passage",
+        "entities",
+    ]
+    assert out.splitlines()[1].split()[2:4] == ["kyoto", "0-47"]
+    assert out.splitlines()[1].endswith("Kyoto")
+
+
+def test_adding_again_replaces_and_another_tenant_sees_nothing(
+    tmp_path: Path, database: Path
+) -> None:
+    notes = lines(tmp_path / "notes.jsonl", NOTES)
+    assert run("add", notes, "--db", database)[0] == 0
+    status, out, _ = run("add", notes, "--db", database)
+    assert (status, out.endswith(", 2 replaced\n")) == (0, True)
+    status, out, _ = run("ask", "Tokyo", "--db", database, "--tenant", "other")
+    assert (status, out) == (0, "no passage matches\n")
+    status, out, _ = run("ask", "Tokyo", "--db", database, "--tenant", "other", "--json")
+    assert (status, json.loads(out)) == (0, [])
+
+
+def test_add_reads_standard_input(database: Path) -> None:
+    status, out, err = run("add", "-", "--db", database, stdin=b"Edo grew along the bay.")
+    assert status == 0, err
+    assert "1 mentions of 1 entities" in out
+    status, out, _ = run("ask", "bay", "--db", database, "--json")
+    assert json.loads(out)[0]["source_id"] == "stdin"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        pytest.param(b"   \n", "bad.txt: is blank", id="blank"),
+        pytest.param(b"caf\xe9", "bad.txt:1: not UTF-8 text", id="not-utf8"),
+    ],
+)
+def test_bad_input_is_named_and_writes_nothing(
+    tmp_path: Path, database: Path, content: bytes, message: str
+) -> None:
+    good = lines(tmp_path / "notes.jsonl", NOTES)
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(content)
+    before = database.read_bytes()
+    status, out, err = run("add", good, bad, "--db", database)
+    assert (status, out) == (1, "")
+    assert f"redstring add: {bad.parent}/{message}" in err
+    assert database.read_bytes() == before
+
+
+def test_a_json_lines_row_without_text_is_named_and_creates_no_database(tmp_path: Path) -> None:
+    rows = lines(tmp_path / "rows.jsonl", [NOTES[0], {"id": "x", "title": "no text"}])
+    status, _, err = run("add", rows, "--db", tmp_path / "new.db")
+    assert status == 1
+    assert f"{rows}:2: has no text" in err
+    assert not (tmp_path / "new.db").exists()
+
+
+def test_ask_needs_an_existing_database_and_both_commands_refuse_postgres(tmp_path: Path) -> None:
+    status, _, err = run("ask", "x", "--db", tmp_path / "missing.db")
+    assert status == 1
+    assert "no such database" in err
+    assert not (tmp_path / "missing.db").exists()
+    url = "postgresql://u@localhost/db"
+    for argv in (("ask", "x"), ("add", lines(tmp_path / "n.jsonl", NOTES))):
+        status, _, err = run(*argv, "--db", url)
+        assert status == 1
+        assert "needs a SQLite --db file" in err
+
+
+async def test_the_actions_run_without_click_and_a_replay_of_the_log_agrees(
+    tmp_path: Path, database: Path
+) -> None:
+    from redstring.cli.sources import read_sources
+
+    documents = read_sources([str(lines(tmp_path / "n.jsonl", NOTES))], stdin=io.BytesIO())
+    report = await add_documents(str(database), documents, DEFAULT)
+    assert report.documents == 2
+    [passage] = await ask_documents(str(database), "eastern capital", DEFAULT, k=1)
+    assert [entity.name for entity in passage.entities] == ["Kyoto"]
+    with pytest.raises(CommandError, match="no such database"):
+        await ask_documents(str(tmp_path / "none.db"), "x", DEFAULT)
+
+    rebuilt = InMemoryChunkStore()
+    async with SqliteEventLog(database) as log:
+        await replay(log, ChunkProjection(rebuilt))
+    async with SqliteChunkStore(database) as held:
+        for source in ("edo", "kyoto"):
+            chunks = await held.get_source_chunks(SourceId(source), DEFAULT)
+            assert await rebuilt.get_source_chunks(SourceId(source), DEFAULT) == chunks
+            ids = [chunk.id for chunk in chunks]
+            assert await rebuilt.mentions_in(ids, DEFAULT) == await held.mentions_in(ids, DEFAULT)
+
+
+ADDER = """
+    import sys
+    import redstring.cli.app
+    from redstring.cli import main
+    print("ready", flush=True)
+    sys.exit(main(["add", sys.argv[1], "--db", sys.argv[2]]))
+"""
+#: Documents in the killed add: enough that its writes take a while.
+KILLED_DOCUMENTS = 3000
+
+
+async def _adder(notes: Path, path: Path) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        textwrap.dedent(ADDER),
+        str(notes),
+        str(path),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+
+
+async def _ready(process: asyncio.subprocess.Process) -> float:
+    assert process.stdout is not None
+    line = await asyncio.wait_for(process.stdout.readline(), timeout=60)
+    assert line.decode().strip() == "ready"
+    return time.perf_counter()
+
+
+async def _held(path: Path) -> tuple[int, int, int]:
+    """(events in the log, chunks, mentions of Tokyo) the file holds for the default tenant."""
+    async with SqliteEventLog(path) as log:
+        events = len(await log.read())
+    async with SqliteChunkStore(path) as chunks:
+        count = await chunks.count_chunks(DEFAULT)
+        edo = await chunks.get_source_chunks(SourceId("doc-0"), DEFAULT)
+        mentions = len(await chunks.mentions_in([c.id for c in edo], DEFAULT)) if edo else 0
+    return events, count, mentions
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs SIGKILL")
+async def test_an_add_killed_midway_leaves_its_writes_whole_or_absent(
+    tmp_path: Path, database: Path
+) -> None:
+    rows = [
+        {"id": f"doc-{n}", "text": f"Edo and Tokyo, entry {n}: the bay, the river and the hills."}
+        for n in range(KILLED_DOCUMENTS)
+    ]
+    notes = lines(tmp_path / "many.jsonl", rows)
+    timing = tmp_path / "timing.db"
+    await asyncio.to_thread(shutil.copyfile, database, timing)
+    process = await _adder(notes, timing)
+    began = await _ready(process)
+    assert await process.wait() == 0
+    whole = time.perf_counter() - began
+
+    process = await _adder(notes, database)
+    try:
+        await _ready(process)
+        delay = random.uniform(0.1, 0.95) * whole
+        await asyncio.sleep(delay)
+    finally:
+        with suppress(ProcessLookupError):
+            process.kill()
+        status = await process.wait()
+    assert status == -signal.SIGKILL, "the add finished before it was killed"
+
+    imported_events = 1  # the cities' import
+    events, chunks, mentions = await _held(database)
+    assert events - imported_events in (0, KILLED_DOCUMENTS), f"killed {delay:.3f}s in"
+    assert chunks in (0, KILLED_DOCUMENTS), f"killed {delay:.3f}s in"
+    assert mentions in (0, 2), f"killed {delay:.3f}s in"
+    assert chunks == 0 or events - imported_events == KILLED_DOCUMENTS  # the log comes first
+    if events - imported_events == KILLED_DOCUMENTS:  # a replay finishes what the log holds
+        async with SqliteEventLog(database) as log, SqliteChunkStore(database) as store:
+            await replay(log, ChunkProjection(store))
+        assert await _held(database) == (events, KILLED_DOCUMENTS, 2)
