@@ -330,8 +330,8 @@ async def stats(database: Database, *, location: str) -> Stats:
     )
 
 
-async def resolve(graph: GraphReader, tenant_id: TenantId, reference: str) -> EntityId:
-    """The id `reference` names: an entity id, or the one entity of that name.
+async def entity_for(graph: GraphReader, tenant_id: TenantId, reference: str) -> Entity:
+    """The entity `reference` names: by its id, or the one entity of that name.
 
     A name is matched exactly, else as `normalize_name` matches it.
 
@@ -343,9 +343,10 @@ async def resolve(graph: GraphReader, tenant_id: TenantId, reference: str) -> En
     except ValueError:
         pass
     else:
-        if await graph.get_entity(entity_id, tenant_id) is None:
+        entity = await graph.get_entity(entity_id, tenant_id)
+        if entity is None:
             raise CommandError(f"no entity {reference} in this tenant")
-        return entity_id
+        return entity
     candidates = await graph.find_entities(tenant_id, name=reference)
     found = [entity for entity in candidates if entity.name == reference] or candidates
     if not found:
@@ -353,7 +354,12 @@ async def resolve(graph: GraphReader, tenant_id: TenantId, reference: str) -> En
     if len(found) > 1:
         ids = ", ".join(f"{entity.id} ({entity.entity_type})" for entity in found[:5])
         raise CommandError(f"{len(found)} entities are named {reference!r}: pass an id: {ids}")
-    return found[0].id
+    return found[0]
+
+
+async def resolve(graph: GraphReader, tenant_id: TenantId, reference: str) -> EntityId:
+    """The id of the entity `reference` names (see `entity_for`)."""
+    return (await entity_for(graph, tenant_id, reference)).id
 
 
 async def resolve_all(
@@ -373,15 +379,14 @@ class Neighbor(TypedDict):
 
 async def neighbors(
     graph: GraphReader, tenant_id: TenantId, reference: str, *, depth: int
-) -> tuple[Entity | None, list[Neighbor]]:
+) -> tuple[Entity, list[Neighbor]]:
     """The entity `reference` names, and those within `depth` hops of it.
 
     Raises:
         CommandError: `reference` names no entity, or several.
     """
-    entity_id = await resolve(graph, tenant_id, reference)
-    start = await graph.get_entity(entity_id, tenant_id)
-    found = await graph.neighbors(entity_id, tenant_id, depth=depth)
+    start = await entity_for(graph, tenant_id, reference)
+    found = await graph.neighbors(start.id, tenant_id, depth=depth)
     return start, [
         Neighbor(id=str(each.id), name=each.name, entity_type=each.entity_type) for each in found
     ]

@@ -339,12 +339,12 @@ def neighbors_command(entity: str, db: str, tenant: str, depth: int, as_json: bo
     """List the entities within --depth hops of ENTITY (an id, or an exact name)."""
     tenant_id = tenant_id_for(tenant)
 
-    async def work() -> tuple[Entity | None, list[Neighbor]]:
+    async def work() -> tuple[Entity, list[Neighbor]]:
         async with await open_database(db, read_only=True) as database:
             return await actions.neighbors(database.graph, tenant_id, entity, depth=depth)
 
     start, rows = run_async(work())
-    render.neighbor_list(start, rows, reference=entity, depth=depth, as_json=as_json)
+    render.neighbor_list(start, rows, depth=depth, as_json=as_json)
 
 
 # -- consolidate and undo-merge --------------------------------------------------
@@ -408,6 +408,34 @@ def migrate_command(db: str) -> None:
     """
     migrated = run_async(migrate_database(db))
     click.echo(f"{shown(db)}: {'migrated to' if migrated else 'already at'} the current schema")
+
+
+# -- mcp -------------------------------------------------------------------------
+
+
+@cli.command("mcp")
+@db_option
+@tenant_option
+@click.option(
+    "--allow-writes",
+    is_flag=True,
+    help="Offer the tools that add entities and relationships (read-only without it).",
+)
+@embeddings_option
+def mcp_command(db: str, tenant: str, allow_writes: bool, embeddings: str) -> None:
+    """Serve the graph to an agent as MCP tools, over standard input and output.
+
+    Tools: search_entities, get_entity, list_neighbors; with --allow-writes,
+    add_entities and add_relationship too. --embeddings matters only with
+    --allow-writes (reading uses the model the vectors were made with).
+    Needs the mcp extra.
+    """
+    try:
+        from redstring.cli.mcp_server import serve
+    except ImportError as exc:
+        raise CommandError(f"{exc}: pip install 'redstring[mcp]'") from exc
+    provider = embedding_provider(embeddings) if allow_writes else None
+    run_async(serve(db, tenant_id_for(tenant), allow_writes=allow_writes, embeddings=provider))
 
 
 # -- running it ------------------------------------------------------------------

@@ -117,18 +117,15 @@ def stats_summary(stats: Stats, *, as_json: bool) -> None:
 
 
 def neighbor_list(
-    start: Entity | None,
+    start: Entity,
     rows: Sequence[Neighbor],
     *,
-    reference: str,
     depth: int,
     as_json: bool,
 ) -> None:
     """Print `neighbors`' entities as a table, or JSON."""
     if as_json:
-        print_json(
-            {"entity": str(start.id) if start else reference, "depth": depth, "neighbors": rows}
-        )
+        print_json({"entity": str(start.id), "depth": depth, "neighbors": rows})
         return
     if not rows:
         click.echo("no neighbors")
