@@ -23,7 +23,7 @@ import click
 
 from redstring import __version__
 from redstring.cli import actions, render
-from redstring.cli.export import write_jsonl
+from redstring.cli.export import WRITERS
 from redstring.cli.interrupt import INTERRUPTED, Interrupted, interrupt
 from redstring.cli.options import (
     db_option,
@@ -267,17 +267,46 @@ def stats_command(db: str, as_json: bool) -> None:
 @cli.command("export")
 @db_option
 @tenant_option
-def export_command(db: str, tenant: str) -> None:
-    """Write the tenant's entities and relationships to stdout as JSON Lines.
+@click.option(
+    "--format",
+    "export_format",
+    type=click.Choice(tuple(WRITERS)),
+    default="jsonl",
+    show_default=True,
+    help="jsonl (what import reads back) or graphml (networkx, Gephi, yEd).",
+)
+@click.option(
+    "--around",
+    default=None,
+    metavar="ENTITY",
+    help="Only this entity (an id, or an exact name) and its neighbourhood.",
+)
+@click.option(
+    "--depth",
+    type=click.IntRange(1, 10),
+    default=None,
+    help="With --around: how many hops of neighbourhood  [default: 1]",
+)
+def export_command(
+    db: str, tenant: str, export_format: str, around: str | None, depth: int | None
+) -> None:
+    """Write the tenant's entities and relationships to stdout, as they are read.
 
-    `redstring import` reads the output back with every field and id kept,
-    into any tenant.
+    JSON Lines by default: `redstring import` reads the output back with
+    every field and id kept, into any tenant. GraphML gives each node its
+    name, type and properties, and each edge its relationship type.
     """
+    if depth is not None and around is None:
+        raise click.UsageError("--depth needs --around ENTITY")
     tenant_id = tenant_id_for(tenant)
+    write = WRITERS[export_format]
 
     async def work() -> None:
         async with await open_database(db, read_only=True) as database:
-            await write_jsonl(database.graph, tenant_id, sys.stdout)
+            start = None
+            if around is not None:
+                start = await actions.resolve(database.graph, tenant_id, around)
+            await write(database.graph, tenant_id, sys.stdout, around=start, depth=depth or 1)
 
     run_async(work())
 
