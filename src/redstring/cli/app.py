@@ -17,6 +17,7 @@ from __future__ import annotations
 import signal
 import sys
 from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 import click
@@ -45,6 +46,7 @@ from redstring.cli.stores import (
     shown,
     tenant_id_for,
 )
+from redstring.cli.view import neighbourhood_page
 from redstring.domain.exceptions import RedstringError
 from redstring.domain.retrieval import RetrievalMode
 
@@ -437,6 +439,38 @@ def migrate_command(db: str) -> None:
     """
     migrated = run_async(migrate_database(db))
     click.echo(f"{shown(db)}: {'migrated to' if migrated else 'already at'} the current schema")
+
+
+# -- view ------------------------------------------------------------------------
+
+
+@cli.command("view")
+@click.argument("entity", metavar="ENTITY")
+@db_option
+@tenant_option
+@click.option(
+    "--depth", type=click.IntRange(1, 10), default=1, show_default=True, help="How many hops."
+)
+@click.option(
+    "--out",
+    "out_path",
+    required=True,
+    metavar="FILE",
+    help="The HTML file to write (one self-contained page that opens offline).",
+)
+def view_command(entity: str, db: str, tenant: str, depth: int, out_path: str) -> None:
+    """Draw ENTITY's neighbourhood (an id, or an exact name) as one offline HTML page."""
+    tenant_id = tenant_id_for(tenant)
+    target = Path(out_path)
+    if not target.parent.is_dir():
+        raise CommandError(f"no such directory: {target.parent}")
+
+    async def work() -> str:
+        async with await open_database(db, read_only=True) as database:
+            return await neighbourhood_page(database.graph, tenant_id, entity, depth=depth)
+
+    target.write_text(run_async(work()), encoding="utf-8")
+    click.echo(f"wrote {target}")
 
 
 # -- mcp -------------------------------------------------------------------------
