@@ -32,11 +32,12 @@ OPTIONAL = (
     "pytest",
     "_pytest",
     "hypothesis",
+    "mcp",
 )
 #: The test frameworks `redstring.testing` (the `testing` extra) is built on; nowhere else.
 TESTING_ONLY = frozenset({"pytest", "hypothesis"})
-#: The `cli` extra: the command line's own libraries, imported nowhere else.
-CLI_ONLY = frozenset({"click", "rich"})
+#: The `cli` and `mcp` extras: the command line's own libraries, imported nowhere else.
+CLI_ONLY = frozenset({"click", "rich", "mcp"})
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:

@@ -13,7 +13,7 @@ import asyncio
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Self
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from redstring.domain.exceptions import StoreError
@@ -147,6 +147,12 @@ class Database:
     model: str | None
     dimension: int | None
     events: SqliteEventLog | PostgresEventLog | None = None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
 
     async def close(self) -> None:
         """Close the stores and the log."""

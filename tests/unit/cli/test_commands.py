@@ -29,7 +29,7 @@ from redstring import (
     VectorProjection,
     replay,
 )
-from redstring.cli import app, main
+from redstring.cli import actions, app, main
 from redstring.cli.stores import CommandError, open_database, tenant_id_for
 from redstring.composition import import_entities
 from redstring.domain.exceptions import EmbeddingModelMismatchError
@@ -673,7 +673,7 @@ def test_ctrl_c_while_an_import_writes_lets_the_writes_finish_then_exits_130(
         os.kill(os.getpid(), signal.SIGINT)
         return report
 
-    monkeypatch.setattr(app, "import_entities", then_press)
+    monkeypatch.setattr(actions, "import_entities", then_press)
     db = tmp_path / "db"
     status, out, err = run("import", people, "--db", db, "--embeddings", "hash")
     assert status == 130
