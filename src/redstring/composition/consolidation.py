@@ -9,6 +9,7 @@ layer can hold them together. See ADR 0027 and ADR 0030.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 from uuid import UUID, uuid4
@@ -16,7 +17,7 @@ from uuid import UUID, uuid4
 from pydantic import BaseModel, ConfigDict, Field
 
 from redstring.consolidation.adjudicator import MergeAdjudicator
-from redstring.consolidation.features import ALIASES_KEY, profile_of
+from redstring.consolidation.features import ALIASES_KEY, PropertyKind, profile_of
 from redstring.consolidation.names import fold, name_form
 from redstring.consolidation.policy import MergePolicy
 from redstring.consolidation.resolution import resolve_profiles
@@ -158,6 +159,24 @@ def _absorb(canonical: Entity, merged: Sequence[Entity]) -> Entity:
     )
 
 
+def _check_kinds(kinds: object) -> dict[str, PropertyKind]:
+    """`kinds` as a dict of property names to kinds; a `ValueError` names a bad entry."""
+    if kinds is None:
+        return {}
+    if not isinstance(kinds, Mapping):
+        raise ValueError(f"property_kinds must be a mapping, got {type(kinds).__name__}")
+    checked: dict[str, PropertyKind] = {}
+    for key, kind in kinds.items():
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"property_kinds keys must be non-empty strings, got {key!r:.40}")
+        if not isinstance(kind, PropertyKind):
+            raise ValueError(
+                f"property_kinds[{key!r:.40}] must be a PropertyKind, got {kind!r:.40}"
+            )
+        checked[key] = kind
+    return checked
+
+
 class Consolidator:
     """Finds the entities of a tenant that are one thing, and merges them undoably.
 
@@ -166,9 +185,13 @@ class Consolidator:
     entities, relationships and vectors exactly. With `vectors` (or
     `embeddings`), name-vector cosine is evidence too; with `adjudicator`,
     pairs in the middle band are decided by it, and left apart without it.
+    `property_kinds` declares what a property is (`{"geonames_id":
+    PropertyKind.IDENTIFIER}`), over what the pass would decide from its
+    key and values (ADR 0071).
 
     Raises:
-        ValueError: `vectors` and `embeddings` disagree on the dimension.
+        ValueError: `vectors` and `embeddings` disagree on the dimension, or
+            `property_kinds` is not a mapping of property names to kinds.
     """
 
     def __init__(
@@ -180,6 +203,7 @@ class Consolidator:
         embeddings: EmbeddingProvider | None = None,
         adjudicator: MergeAdjudicator | None = None,
         policy: MergePolicy | None = None,
+        property_kinds: Mapping[str, PropertyKind] | None = None,
     ) -> None:
         check_collaborator(graph, GraphStore, argument="graph")
         check_collaborator(event_log, EventLog, argument="event_log")
@@ -192,6 +216,7 @@ class Consolidator:
                 check_collaborator(value, port, argument=argument)
         if policy is not None and not isinstance(policy, MergePolicy):
             raise ValueError(f"policy must be a MergePolicy, got {type(policy).__name__}")
+        self._kinds = _check_kinds(property_kinds)
         if (
             vectors is not None
             and embeddings is not None
@@ -258,6 +283,7 @@ class Consolidator:
                 policy=self._policy,
                 adjudicator=self._adjudicator,
                 focus=focus,
+                property_kinds=self._kinds,
             )
             totals["entities"] = max(totals["entities"], len(population))
             totals["candidates"] += resolution.candidates
