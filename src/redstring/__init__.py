@@ -36,9 +36,11 @@ from redstring.composition import (
 from redstring.consolidation import (
     LlmMergeAdjudicator,
     MergeAdjudicator,
+    MergeBand,
     MergePolicy,
     MergeQuestion,
     MergeVerdict,
+    PropertyKind,
 )
 from redstring.domain.blocking import (
     DEFAULT_STRATEGIES,
@@ -214,6 +216,7 @@ __all__ = [
     "LlmProviderError",
     "MalformedCompletionError",
     "MergeAdjudicator",
+    "MergeBand",
     "MergePolicy",
     "MergeQuestion",
     "MergeUndoError",
@@ -226,6 +229,7 @@ __all__ = [
     "PostgresGraphStore",
     "PostgresVectorStore",
     "Projection",
+    "PropertyKind",
     "RedstringError",
     "RefusedCompletionError",
     "Relationship",

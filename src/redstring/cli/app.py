@@ -697,6 +697,9 @@ def consolidate_command(db: str, tenant: str, dry_run: bool, as_json: bool) -> N
             "merged_ids": [str(each) for each in merge.merged_ids],
             "score": merge.score,
             "reason": merge.reason,
+            "canonical_name": merge.canonical_name,
+            "merged_names": list(merge.merged_names),
+            "band": None if merge.band is None else merge.band.value,
         }
         for merge in report.merges
     ]
@@ -707,7 +710,9 @@ def consolidate_command(db: str, tenant: str, dry_run: bool, as_json: bool) -> N
     click.echo(f"{verb} {len(merges)} groups of {report.entities} entities")
     for merge in merges:
         event = merge["event_id"] or "-"
-        click.echo(f"{event}  {merge['canonical_id']} <- {', '.join(merge['merged_ids'])}")
+        names = ", ".join(merge["merged_names"])
+        score = "" if merge["score"] is None else f" {merge['score']:.3f}"
+        click.echo(f"{event}  {merge['canonical_name']} <- {names}  [{merge['band']}{score}]")
         click.echo(f"    {merge['reason']}")
 
 

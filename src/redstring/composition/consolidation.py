@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from redstring.consolidation.adjudicator import MergeAdjudicator
 from redstring.consolidation.features import ALIASES_KEY, PropertyKind, profile_of
 from redstring.consolidation.names import fold, name_form
-from redstring.consolidation.policy import MergePolicy
+from redstring.consolidation.policy import MergeBand, MergePolicy
 from redstring.consolidation.resolution import resolve_profiles
 from redstring.domain.events import EntitiesMerged, MergeUndone
 from redstring.domain.exceptions import MergeUndoError, MissingEntityError
@@ -63,7 +63,11 @@ class ConsolidationMerge(BaseModel):
 
     `event_id` names the `EntitiesMerged` event, the handle for `undo`; it is
     `None` in a dry run. `score` is the weakest link's score (`None` for an
-    explicit merge), `reason` says why.
+    explicit merge), `reason` says why: each piece of evidence, with the
+    values and bits of the identifiers and measures that decided it.
+    `canonical_name` and `merged_names` (position for position with
+    `merged_ids`) let a person judge it; `band` is the weakest link's band
+    (`ask` when the adjudicator decided it, `None` for an explicit merge).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -73,6 +77,9 @@ class ConsolidationMerge(BaseModel):
     merged_ids: tuple[EntityId, ...]
     score: float | None = Field(default=None, ge=0.0, le=1.0)
     reason: str
+    canonical_name: str = ""
+    merged_names: tuple[str, ...] = ()
+    band: MergeBand | None = None
 
 
 class ConsolidationReport(BaseModel):
@@ -487,9 +494,12 @@ class Consolidator:
                 merged_ids=tuple(entity.id for entity in merged),
                 score=weakest.score,
                 reason=reason,
+                canonical_name=canonical.name,
+                merged_names=tuple(entity.name for entity in merged),
+                band=weakest.band,
             )
         return await self._write_merge(
-            tenant_id, canonical, merged, score=weakest.score, reason=reason
+            tenant_id, canonical, merged, score=weakest.score, reason=reason, band=weakest.band
         )
 
     async def _write_merge(
@@ -500,6 +510,7 @@ class Consolidator:
         *,
         score: float | None,
         reason: str,
+        band: MergeBand | None = None,
     ) -> ConsolidationMerge:
         relationships: dict[UUID, Relationship] = {}
         for entity in merged:
@@ -530,6 +541,9 @@ class Consolidator:
             merged_ids=event.merged_ids,
             score=score,
             reason=reason,
+            canonical_name=canonical.name,
+            merged_names=tuple(entity.name for entity in merged),
+            band=band,
         )
 
     async def _append_and_project(self, event: EntitiesMerged | MergeUndone) -> None:

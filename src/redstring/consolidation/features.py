@@ -284,7 +284,9 @@ class PairFeatures:
     side, `weak_name` whether the names that scored it are weak on either
     side (short, or one token where the type's names mostly have more),
     `abbreviated` whether either has an initial, `unmatched` each token of
-    those two names that no token of the other matches, with its rarity,
+    those two names that no token of the other matches, with its rarity
+    (only where the type's names are whole, mostly one token: a person's
+    missing token is a partial mention, a place's is another place),
     `cosine` `None` unless both have vectors.
     """
 
@@ -401,7 +403,11 @@ def compare(
                 weak = pair_weak
                 abbreviated = a.is_abbreviated or b.is_abbreviated
                 best_pair = (a, b)
-    unmatched = tuple((token, population.rarity(token)) for token in _unmatched(*best_pair))
+    unmatched = (
+        tuple((token, population.rarity(token)) for token in _unmatched(*best_pair))
+        if single
+        else ()
+    )
     comparisons = tuple(
         _compare_property(key, left, right, population, measure_tolerance)
         for key in sorted(left.properties.keys() & right.properties.keys())
