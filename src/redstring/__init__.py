@@ -45,9 +45,11 @@ from redstring.composition import (
 from redstring.consolidation import (
     LlmMergeAdjudicator,
     MergeAdjudicator,
+    MergeBand,
     MergePolicy,
     MergeQuestion,
     MergeVerdict,
+    PropertyKind,
 )
 from redstring.domain.blocking import (
     DEFAULT_STRATEGIES,
@@ -282,6 +284,7 @@ __all__ = [
     "MentionReader",
     "MentionWriter",
     "MergeAdjudicator",
+    "MergeBand",
     "MergePolicy",
     "MergeQuestion",
     "MergeResolver",
@@ -301,6 +304,7 @@ __all__ = [
     "PostgresGraphStore",
     "PostgresVectorStore",
     "Projection",
+    "PropertyKind",
     "RedstringError",
     "RefusedCompletionError",
     "Relationship",

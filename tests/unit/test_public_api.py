@@ -43,6 +43,12 @@ PINNED_ENUMS: dict[str, dict[str, str]] = {
         "LEXICAL": "lexical",
         "HYBRID": "hybrid",
     },
+    "redstring.consolidation.features.PropertyKind": {
+        "IDENTIFIER": "identifier",
+        "MEASURE": "measure",
+        "CATEGORY": "category",
+        "VALUE": "value",
+    },
     "redstring.domain.blocking.BlockingKeyStrategy": {
         "PREFIX": "prefix",
         "ENTITY_TYPE": "entity_type",

@@ -144,6 +144,9 @@ def consolidation(report: ConsolidationReport, *, as_json: bool) -> None:
             "merged_ids": [str(each) for each in merge.merged_ids],
             "score": merge.score,
             "reason": merge.reason,
+            "canonical_name": merge.canonical_name,
+            "merged_names": list(merge.merged_names),
+            "band": None if merge.band is None else merge.band.value,
         }
         for merge in report.merges
     ]
@@ -154,5 +157,7 @@ def consolidation(report: ConsolidationReport, *, as_json: bool) -> None:
     click.echo(f"{verb} {len(merges)} groups of {report.entities} entities")
     for merge in merges:
         event = merge["event_id"] or "-"
-        click.echo(f"{event}  {merge['canonical_id']} <- {', '.join(merge['merged_ids'])}")
+        names = ", ".join(merge["merged_names"])
+        score = "" if merge["score"] is None else f" {merge['score']:.3f}"
+        click.echo(f"{event}  {merge['canonical_name']} <- {names}  [{merge['band']}{score}]")
         click.echo(f"    {merge['reason']}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 from uuid import UUID, uuid4
@@ -17,9 +18,9 @@ from uuid import UUID, uuid4
 from pydantic import BaseModel, ConfigDict, Field
 
 from redstring.consolidation.adjudicator import MergeAdjudicator
-from redstring.consolidation.features import ALIASES_KEY, profile_of
+from redstring.consolidation.features import ALIASES_KEY, PropertyKind, profile_of
 from redstring.consolidation.names import fold, name_form
-from redstring.consolidation.policy import MergePolicy
+from redstring.consolidation.policy import MergeBand, MergePolicy
 from redstring.consolidation.resolution import resolve_profiles
 from redstring.domain.events import EntitiesMerged, EntityDeleted, MergeUndone
 from redstring.domain.exceptions import MergeUndoError, MissingEntityError
@@ -76,7 +77,11 @@ class ConsolidationMerge(BaseModel):
 
     `event_id` names the `EntitiesMerged` event, the handle for `undo`; it is
     `None` in a dry run. `score` is the weakest link's score (`None` for an
-    explicit merge), `reason` says why.
+    explicit merge), `reason` says why: each piece of evidence, with the
+    values and bits of the identifiers and measures that decided it.
+    `canonical_name` and `merged_names` (position for position with
+    `merged_ids`) let a person judge it; `band` is the weakest link's band
+    (`ask` when the adjudicator decided it, `None` for an explicit merge).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -86,6 +91,9 @@ class ConsolidationMerge(BaseModel):
     merged_ids: tuple[EntityId, ...]
     score: float | None = Field(default=None, ge=0.0, le=1.0)
     reason: str
+    canonical_name: str = ""
+    merged_names: tuple[str, ...] = ()
+    band: MergeBand | None = None
 
 
 class ConsolidationReport(BaseModel):
@@ -172,6 +180,24 @@ def _absorb(canonical: Entity, merged: Sequence[Entity]) -> Entity:
     )
 
 
+def _check_kinds(kinds: object) -> dict[str, PropertyKind]:
+    """`kinds` as a dict of property names to kinds; a `ValueError` names a bad entry."""
+    if kinds is None:
+        return {}
+    if not isinstance(kinds, Mapping):
+        raise ValueError(f"property_kinds must be a mapping, got {type(kinds).__name__}")
+    checked: dict[str, PropertyKind] = {}
+    for key, kind in kinds.items():
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"property_kinds keys must be non-empty strings, got {key!r:.40}")
+        if not isinstance(kind, PropertyKind):
+            raise ValueError(
+                f"property_kinds[{key!r:.40}] must be a PropertyKind, got {kind!r:.40}"
+            )
+        checked[key] = kind
+    return checked
+
+
 class Consolidator:
     """Finds the entities of a tenant that are one thing, and merges them undoably.
 
@@ -180,9 +206,13 @@ class Consolidator:
     entities, relationships and vectors exactly. With `vectors` (or
     `embeddings`), name-vector cosine is evidence too; with `adjudicator`,
     pairs in the middle band are decided by it, and left apart without it.
+    `property_kinds` declares what a property is (`{"geonames_id":
+    PropertyKind.IDENTIFIER}`), over what the pass would decide from its
+    key and values (ADR 0071).
 
     Raises:
-        ValueError: `vectors` and `embeddings` disagree on the dimension.
+        ValueError: `vectors` and `embeddings` disagree on the dimension, or
+            `property_kinds` is not a mapping of property names to kinds.
     """
 
     def __init__(
@@ -194,6 +224,7 @@ class Consolidator:
         embeddings: EmbeddingProvider | None = None,
         adjudicator: MergeAdjudicator | None = None,
         policy: MergePolicy | None = None,
+        property_kinds: Mapping[str, PropertyKind] | None = None,
     ) -> None:
         check_collaborator(graph, GraphStore, argument="graph")
         check_collaborator(event_log, EventLog, argument="event_log")
@@ -206,6 +237,7 @@ class Consolidator:
                 check_collaborator(value, port, argument=argument)
         if policy is not None and not isinstance(policy, MergePolicy):
             raise ValueError(f"policy must be a MergePolicy, got {type(policy).__name__}")
+        self._kinds = _check_kinds(property_kinds)
         if (
             vectors is not None
             and embeddings is not None
@@ -273,6 +305,7 @@ class Consolidator:
                 policy=self._policy,
                 adjudicator=self._adjudicator,
                 focus=focus,
+                property_kinds=self._kinds,
             )
             totals["entities"] = max(totals["entities"], len(population))
             totals["candidates"] += resolution.candidates
@@ -558,9 +591,12 @@ class Consolidator:
                 merged_ids=tuple(entity.id for entity in merged),
                 score=weakest.score,
                 reason=reason,
+                canonical_name=canonical.name,
+                merged_names=tuple(entity.name for entity in merged),
+                band=weakest.band,
             )
         return await self._write_merge(
-            tenant_id, canonical, merged, score=weakest.score, reason=reason
+            tenant_id, canonical, merged, score=weakest.score, reason=reason, band=weakest.band
         )
 
     async def _write_merge(
@@ -571,6 +607,7 @@ class Consolidator:
         *,
         score: float | None,
         reason: str,
+        band: MergeBand | None = None,
     ) -> ConsolidationMerge:
         relationships: dict[UUID, Relationship] = {}
         for entity in merged:
@@ -601,6 +638,9 @@ class Consolidator:
             merged_ids=event.merged_ids,
             score=score,
             reason=reason,
+            canonical_name=canonical.name,
+            merged_names=tuple(entity.name for entity in merged),
+            band=band,
         )
 
     async def _append_and_project(self, event: EntitiesMerged | MergeUndone) -> None:

@@ -13,7 +13,7 @@ from redstring.consolidation.adjudicator import (
     MergeQuestion,
     MergeVerdict,
 )
-from redstring.consolidation.features import Agreement, Profile, profile_of
+from redstring.consolidation.features import Agreement, Profile, PropertyKind, profile_of
 from redstring.consolidation.policy import Assessment, MergeBand, MergePolicy, assess
 from redstring.consolidation.resolution import Link, Resolution, resolve_profiles
 
@@ -28,6 +28,7 @@ __all__ = [
     "MergeQuestion",
     "MergeVerdict",
     "Profile",
+    "PropertyKind",
     "Resolution",
     "assess",
     "profile_of",

@@ -9,6 +9,7 @@ evidence is worth is `policy`'s business, not this module's.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -16,10 +17,17 @@ from typing import TYPE_CHECKING, Final
 
 import jellyfish
 
-from redstring.consolidation.names import NameForm, fold, name_form, name_similarity
+from redstring.consolidation.names import (
+    SHORT_NAME_LETTERS,
+    NameForm,
+    fold,
+    name_form,
+    name_similarity,
+    token_similarity,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId
@@ -29,6 +37,44 @@ ALIASES_KEY: Final = "aliases"
 
 #: Two differing string values at least this Jaro-Winkler-similar are near, not different.
 NEAR_TEXT: Final = 0.9
+
+
+#: Two measures this close (relative to the larger) agree; further apart, they count against.
+MEASURE_TOLERANCE: Final = 0.05
+
+#: A token of one name matched by no token of the other at least this similar is unmatched.
+TOKEN_MATCH: Final = 0.85
+
+#: A key ending so names an identifier (folded, so `geonames_id` and `countryCode` both do).
+_IDENTIFIER_SUFFIXES: Final = ("_id", "code")
+
+#: A value shaped like an identifier: a UUID, or one run of letters, digits, `-` and `_`
+#: holding a digit and a letter ("Q42", "GB-LND", "a1b2").
+_ID_SHAPE: Final = re.compile(r"(?=[^ ]*\d)(?=[^ ]*[a-z])[a-z0-9_-]{2,64}")
+
+#: A key with at most this many distinct values per holder (and `_CATEGORY_HOLDERS` holders)
+#: is a category.
+_CATEGORY_SHARE: Final = 0.1
+_CATEGORY_HOLDERS: Final = 20
+
+#: Entities of a type whose names are one token more often than this have one-token full names.
+_SINGLE_TOKEN_TYPE: Final = 0.5
+
+
+class PropertyKind(StrEnum):
+    """What a property is, which decides how two values of it count. A wire format.
+
+    `IDENTIFIER`: equal is strong evidence for, different strong against,
+    never near. `MEASURE`: a number; within `MEASURE_TOLERANCE` it agrees,
+    further apart it counts against in proportion. `VALUE`: anything else;
+    equal counts by its rarity, near (one digit edit, or Jaro-Winkler at
+    least `NEAR_TEXT`) for, different against. See ADR 0071.
+    """
+
+    IDENTIFIER = "identifier"
+    MEASURE = "measure"
+    CATEGORY = "category"
+    VALUE = "value"
 
 
 class Agreement(StrEnum):
@@ -59,6 +105,7 @@ class Profile:
 
     `names` holds the name first, then each alias; `properties` the scalar
     values folded (lists, objects, booleans and `aliases` are left out);
+    `numbers` the values of `properties` that were numbers, as numbers;
     `neighbours` the folded names of the entities it is related to.
     """
 
@@ -68,6 +115,7 @@ class Profile:
     properties: dict[str, str]
     neighbours: frozenset[str] = frozenset()
     vector: tuple[float, ...] | None = None
+    numbers: dict[str, float] = field(default_factory=dict)
 
     @property
     def name(self) -> NameForm:
@@ -93,10 +141,13 @@ def profile_of(
                     seen.add(form.text)
                     names.append(form)
     properties = {}
+    numbers: dict[str, float] = {}
     for key, value in entity.properties.items():
         folded = _scalar(value) if key != ALIASES_KEY else None
         if folded is not None:
             properties[key] = folded
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                numbers[key] = float(value)
     folded_neighbours = frozenset(f for f in (name_form(n).sorted_text for n in neighbours) if f)
     return Profile(
         entity_id=entity.id,
@@ -105,34 +156,112 @@ def profile_of(
         properties=properties,
         neighbours=folded_neighbours,
         vector=None if vector is None else tuple(vector),
+        numbers=numbers,
     )
+
+
+def kind_by_key(key: str) -> PropertyKind | None:
+    """`IDENTIFIER` when the key's name says so (`id`, or ending `_id` or `code`), else `None`."""
+    folded = key.casefold()
+    if folded == "id" or folded.endswith(_IDENTIFIER_SUFFIXES):
+        return PropertyKind.IDENTIFIER
+    return None
+
+
+def looks_like_id(value: str) -> bool:
+    """Whether a folded value is shaped like an identifier ("q42", "gb-lnd"), not a word."""
+    return _ID_SHAPE.fullmatch(value) is not None
 
 
 @dataclass(slots=True)
 class Population:
-    """How often each property value occurs among the profiles of one pass.
+    """What one pass's profiles hold: value and token counts, and each property's kind.
 
     A shared rare value (a date of birth) is strong evidence; a shared common
     one (a large city) is weak. `frequency` is the share of profiles holding
-    the value under the key, at least `1 / size`.
+    the value under the key, at least `1 / size`; `rarity` says the same of
+    a name token on `0..1`. A property's kind is the declared one, else
+    `IDENTIFIER` by its key's name, else `MEASURE` when every value is a
+    number, else `IDENTIFIER` when every value is shaped like an id, else
+    `CATEGORY` when its values are few for its holders (at most one in ten,
+    twenty holders or more), else `VALUE` (ADR 0071).
     """
 
     size: int
     _counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    _kinds: dict[str, PropertyKind] = field(default_factory=dict)
+    _tokens: dict[str, int] = field(default_factory=dict)
+    _single_token_types: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, profiles: Iterable[Profile]) -> Population:
-        """Count the property values of `profiles`."""
+    def of(
+        cls, profiles: Iterable[Profile], *, kinds: Mapping[str, PropertyKind] | None = None
+    ) -> Population:
+        """Count the property values and name tokens of `profiles`; decide each key's kind."""
         counts: Counter[tuple[str, str]] = Counter()
+        tokens: Counter[str] = Counter()
+        holders: Counter[str] = Counter()
+        numeric: Counter[str] = Counter()
+        id_shaped: Counter[str] = Counter()
+        of_type: Counter[str] = Counter()
+        single: Counter[str] = Counter()
         size = 0
         for profile in profiles:
             size += 1
             counts.update(profile.properties.items())
-        return cls(size=max(size, 1), _counts=dict(counts))
+            tokens.update({token for form in profile.names for token in form.tokens})
+            of_type[profile.entity_type] += 1
+            single[profile.entity_type] += len(profile.name.tokens) == 1
+            for key, value in profile.properties.items():
+                holders[key] += 1
+                if key in profile.numbers:
+                    numeric[key] += 1
+                elif looks_like_id(value):
+                    id_shaped[key] += 1
+        distinct = Counter(key for key, _ in counts)
+        decided: dict[str, PropertyKind] = {}
+        for key, held in holders.items():
+            kind = kind_by_key(key)
+            if kind is None and numeric[key] == held:
+                kind = PropertyKind.MEASURE
+            elif kind is None and id_shaped[key] == held:
+                kind = PropertyKind.IDENTIFIER
+            elif (
+                kind is None
+                and held >= _CATEGORY_HOLDERS
+                and distinct[key] <= _CATEGORY_SHARE * held
+            ):
+                kind = PropertyKind.CATEGORY
+            decided[key] = kind or PropertyKind.VALUE
+        decided.update(kinds or {})
+        return cls(
+            size=max(size, 1),
+            _counts=dict(counts),
+            _kinds=decided,
+            _tokens=dict(tokens),
+            _single_token_types=frozenset(
+                t for t, n in of_type.items() if single[t] > _SINGLE_TOKEN_TYPE * n
+            ),
+        )
 
     def frequency(self, key: str, value: str) -> float:
         """The share of profiles holding `value` under `key`, on `(0, 1]`."""
         return max(self._counts.get((key, value), 1), 1) / self.size
+
+    def kind(self, key: str) -> PropertyKind:
+        """The kind of property `key` (`VALUE` for a key the pass never saw)."""
+        return self._kinds.get(key, PropertyKind.VALUE)
+
+    def rarity(self, token: str) -> float:
+        """How rare a name token is in the pass, on `0..1`: `1.0` held by one profile."""
+        if self.size < 2:
+            return 1.0
+        held = max(self._tokens.get(token, 1), 1)
+        return max(0.0, 1.0 - math.log(held) / math.log(self.size))
+
+    def single_token_names(self, entity_type: str) -> bool:
+        """Whether most names of `entity_type` are one token (places), so one token is whole."""
+        return entity_type in self._single_token_types
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +271,9 @@ class PropertyComparison:
     key: str
     agreement: Agreement
     frequency: float
+    kind: PropertyKind = PropertyKind.VALUE
+    difference: float = 0.0
+    values: tuple[str, str] = ("", "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +282,11 @@ class PairFeatures:
 
     `name` is the best `name_similarity` over every name and alias of each
     side, `weak_name` whether the names that scored it are weak on either
-    side (one token or short), `abbreviated` whether either has an initial,
+    side (short, or one token where the type's names mostly have more),
+    `abbreviated` whether either has an initial, `unmatched` each token of
+    those two names that no token of the other matches, with its rarity
+    (only where the type's names are whole, mostly one token: a person's
+    missing token is a partial mention, a place's is another place),
     `cosine` `None` unless both have vectors.
     """
 
@@ -160,6 +296,7 @@ class PairFeatures:
     properties: tuple[PropertyComparison, ...]
     shared_neighbours: int
     cosine: float | None
+    unmatched: tuple[tuple[str, float], ...] = ()
 
 
 def _values_agree(left: str, right: str) -> Agreement:
@@ -180,26 +317,99 @@ def _cosine(left: tuple[float, ...], right: tuple[float, ...]) -> float | None:
     return None if norm == 0.0 else dot / norm
 
 
-def compare(left: Profile, right: Profile, population: Population) -> PairFeatures:
+def _unmatched(left: NameForm, right: NameForm) -> list[str]:
+    """The tokens (initials aside) of either name that no token of the other matches."""
+    return [
+        token
+        for one, other in ((left, right), (right, left))
+        for token in one.tokens
+        if len(token) > 1 and all(token_similarity(token, t) < TOKEN_MATCH for t in other.tokens)
+    ]
+
+
+#: The similarity two whole one-token names (places) score at one and at two edits apart.
+_ONE_EDIT: Final = 0.96
+_TWO_EDITS: Final = 0.9
+_MORE_EDITS: Final = 0.85
+
+
+def _whole_token_similarity(left: NameForm, right: NameForm, similarity: float) -> float:
+    """Two one-token whole names by their edits: Jaro-Winkler's prefix bonus rewards a stem.
+
+    "Aleksandrov" and "Aleksandrovsk" are two towns though they share eleven
+    letters; a respelling ("Johanesburg") is one or two edits away.
+    """
+    if similarity >= 1.0:
+        return similarity
+    a, b = left.tokens[0], right.tokens[0]
+    edits = jellyfish.damerau_levenshtein_distance(a, b)
+    cap = _ONE_EDIT if edits <= 1 else _TWO_EDITS if edits == 2 else _MORE_EDITS
+    return min(similarity, cap)
+
+
+def _weak(form: NameForm, single_token_names: bool) -> bool:
+    if form.letters < SHORT_NAME_LETTERS:
+        return True
+    return len(form.tokens) < 2 and not single_token_names
+
+
+def _compare_property(
+    key: str, left: Profile, right: Profile, population: Population, tolerance: float
+) -> PropertyComparison:
+    a, b = left.properties[key], right.properties[key]
+    kind = population.kind(key)
+    frequency = population.frequency(key, a)
+    if kind in (PropertyKind.IDENTIFIER, PropertyKind.CATEGORY):
+        agreement = Agreement.EQUAL if a == b else Agreement.DIFFERENT
+        return PropertyComparison(key, agreement, frequency, kind, values=(a, b))
+    x, y = left.numbers.get(key), right.numbers.get(key)
+    if kind is PropertyKind.MEASURE and x is not None and y is not None:
+        larger = max(abs(x), abs(y))
+        difference = 0.0 if x == y else abs(x - y) / larger
+        if x == y:
+            agreement = Agreement.EQUAL
+        elif difference <= tolerance:
+            agreement = Agreement.NEAR
+        else:
+            agreement = Agreement.DIFFERENT
+        return PropertyComparison(key, agreement, frequency, kind, difference, (a, b))
+    return PropertyComparison(key, _values_agree(a, b), frequency, values=(a, b))
+
+
+def compare(
+    left: Profile,
+    right: Profile,
+    population: Population,
+    *,
+    measure_tolerance: float = MEASURE_TOLERANCE,
+) -> PairFeatures:
     """Measure the evidence that `left` and `right` are one thing.
 
     Deterministic and symmetric in everything but the order of `properties`
-    (sorted by key). Properties held by only one side are not evidence.
+    (sorted by key) and of `unmatched`. Properties held by only one side are
+    not evidence; each is compared as its kind in `population` says.
     """
+    single = population.single_token_names(left.entity_type)
     best, weak, abbreviated = -1.0, True, False
+    best_pair = (left.name, right.name)
     for a in left.names:
         for b in right.names:
             similarity = name_similarity(a, b)
-            if similarity > best or (similarity == best and weak and not (a.is_weak or b.is_weak)):
+            if single and len(a.tokens) == 1 and len(b.tokens) == 1:
+                similarity = _whole_token_similarity(a, b, similarity)
+            pair_weak = _weak(a, single) or _weak(b, single)
+            if similarity > best or (similarity == best and weak and not pair_weak):
                 best = similarity
-                weak = a.is_weak or b.is_weak
+                weak = pair_weak
                 abbreviated = a.is_abbreviated or b.is_abbreviated
+                best_pair = (a, b)
+    unmatched = (
+        tuple((token, population.rarity(token)) for token in _unmatched(*best_pair))
+        if single
+        else ()
+    )
     comparisons = tuple(
-        PropertyComparison(
-            key=key,
-            agreement=_values_agree(left.properties[key], right.properties[key]),
-            frequency=population.frequency(key, left.properties[key]),
-        )
+        _compare_property(key, left, right, population, measure_tolerance)
         for key in sorted(left.properties.keys() & right.properties.keys())
     )
     cosine = (
@@ -212,4 +422,5 @@ def compare(left: Profile, right: Profile, population: Population) -> PairFeatur
         properties=comparisons,
         shared_neighbours=len(left.neighbours & right.neighbours),
         cosine=cosine,
+        unmatched=unmatched,
     )

@@ -99,7 +99,8 @@ def name_form(name: str) -> NameForm:
     )
 
 
-def _token_similarity(left: str, right: str) -> float:
+def token_similarity(left: str, right: str) -> float:
+    """How alike two tokens are: `1.0` equal, `INITIAL_MATCH` an initial of the other, else JW."""
     if left == right:
         return 1.0
     if len(left) == 1 or len(right) == 1:
@@ -112,16 +113,16 @@ def _aligned(left: tuple[str, ...], right: tuple[str, ...]) -> float:
     shorter, longer = (left, right) if len(left) <= len(right) else (right, left)
     unmatched = len(longer) - len(shorter)
     if len(shorter) == 1:
-        best = max(_token_similarity(shorter[0], token) for token in longer)
+        best = max(token_similarity(shorter[0], token) for token in longer)
         return max(0.0, best - UNMATCHED_TOKEN * unmatched)
     if len(longer) == 2:
         (a, b), (c, d) = shorter, longer
-        straight = _token_similarity(a, c) + _token_similarity(b, d)
-        crossed = _token_similarity(a, d) + _token_similarity(b, c)
+        straight = token_similarity(a, c) + token_similarity(b, d)
+        crossed = token_similarity(a, d) + token_similarity(b, c)
         return max(straight, crossed) / 2
     pairs = sorted(
         (
-            (-_token_similarity(a, b), i, j)
+            (-token_similarity(a, b), i, j)
             for i, a in enumerate(shorter)
             for j, b in enumerate(longer)
         ),
@@ -142,7 +143,7 @@ def _abbreviated(left: tuple[str, ...], right: tuple[str, ...]) -> float:
     """Token match in written order, so "W. Mason" is not a form of "Mason Worsley"."""
     if len(left) != len(right):
         return _aligned(left, right)
-    return sum(_token_similarity(a, b) for a, b in zip(left, right, strict=True)) / len(left)
+    return sum(token_similarity(a, b) for a, b in zip(left, right, strict=True)) / len(left)
 
 
 def name_similarity(left: NameForm, right: NameForm) -> float:

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from redstring.consolidation.features import Agreement
+from redstring.consolidation.features import MEASURE_TOLERANCE, Agreement, PropertyKind
 
 if TYPE_CHECKING:
-    from redstring.consolidation.features import PairFeatures
+    from redstring.consolidation.features import PairFeatures, PropertyComparison
 
 
 class MergeBand(StrEnum):
@@ -41,6 +41,16 @@ class MergePolicy:
     property or neighbour in agreement, is never merged, only asked about.
     A name with an initial is worth at most `abbreviated_name_max`, plus
     `unambiguous_initial` when it is the only full name its initials fit.
+    An identifier counts `identifier_equal` or `identifier_different`; an
+    equal category (a country) at most `category_max`; a
+    measure within `measure_tolerance` counts `measure_near`, further apart
+    `measure_against` per tolerance it is off by, at most `measure_max`
+    against. Each token of one name that the other lacks counts against,
+    from `unmatched_min` (a token every name has) to `unmatched_max` (a
+    token one profile has), at most `unmatched_total` in all, when the names
+    are at least `unmatched_from` alike (below, the name levels already
+    count the mismatch). See ADR 0071
+    and ADR 0072.
 
     Raises:
         ValueError: a band is outside `0..1` or `ask_at` exceeds `merge_at`.
@@ -68,8 +78,23 @@ class MergePolicy:
     unambiguous_initial: float = 1.5
     abbreviated_name_max: float = 7.0
     min_name_similarity: float = 0.7
+    identifier_equal: float = 12.0
+    identifier_different: float = -12.0
+    measure_tolerance: float = MEASURE_TOLERANCE
+    measure_near: float = 2.0
+    measure_against: float = 2.0
+    measure_max: float = 12.0
+    unmatched_min: float = 2.0
+    unmatched_max: float = 8.0
+    unmatched_total: float = 12.0
+    unmatched_from: float = 0.9
+    category_max: float = 3.0
 
     def __post_init__(self) -> None:
+        if not 0.0 < self.measure_tolerance < 1.0:
+            raise ValueError(
+                f"measure_tolerance must be within (0, 1), got {self.measure_tolerance!r}"
+            )
         for name in ("merge_at", "ask_at", "min_name_similarity"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -96,6 +121,44 @@ def _level(levels: tuple[tuple[float, float], ...], similarity: float) -> float:
     return levels[-1][1]
 
 
+def _property_bits(comparison: PropertyComparison, policy: MergePolicy) -> tuple[float, bool]:
+    """The bits one property comparison is worth, and whether it supports the merge."""
+    if comparison.kind is PropertyKind.IDENTIFIER:
+        if comparison.agreement is Agreement.EQUAL:
+            return policy.identifier_equal, True
+        return policy.identifier_different, False
+    if comparison.kind is PropertyKind.CATEGORY:
+        if comparison.agreement is Agreement.EQUAL:
+            likelihood = policy.equal_likelihood / comparison.frequency
+            return min(policy.category_max, math.log2(likelihood)), True
+        return policy.different, False
+    match comparison.agreement:
+        case Agreement.EQUAL:
+            likelihood = policy.equal_likelihood / comparison.frequency
+            return min(policy.equal_max, math.log2(likelihood)), True
+        case Agreement.NEAR:
+            if comparison.kind is PropertyKind.MEASURE:
+                return policy.measure_near, True
+            return policy.near, True
+        case _:
+            if comparison.kind is PropertyKind.MEASURE:
+                off = comparison.difference / policy.measure_tolerance
+                return -min(policy.measure_max, policy.measure_against * off), False
+            return policy.different, False
+
+
+def _property_reason(comparison: PropertyComparison, weight: float) -> str:
+    """`key agreement`, and for identifiers and measures the values and the bits."""
+    said = f"{comparison.key} {comparison.agreement.value}"
+    if comparison.kind in (PropertyKind.VALUE, PropertyKind.CATEGORY):
+        return said
+    left, right = comparison.values
+    if comparison.kind is PropertyKind.MEASURE and comparison.agreement is not Agreement.EQUAL:
+        said += f" by {comparison.difference:.0%}"
+    shown = left if left == right else f"{left} vs {right}"
+    return f"{said} ({shown}; {weight:+.1f})"
+
+
 def assess(
     features: PairFeatures, policy: MergePolicy, *, unambiguous_initial: bool = False
 ) -> Assessment:
@@ -116,19 +179,19 @@ def assess(
     if unambiguous_initial and features.abbreviated and not features.weak_name:
         bits += policy.unambiguous_initial
         reasons.append("the only full name for its initials")
+    if features.unmatched and features.name >= policy.unmatched_from:
+        span = policy.unmatched_max - policy.unmatched_min
+        against = sum(policy.unmatched_min + span * rarity for _, rarity in features.unmatched)
+        against = min(policy.unmatched_total, against)
+        bits -= against
+        tokens = ", ".join(token for token, _ in features.unmatched)
+        reasons.append(f"unmatched {tokens} ({-against:+.1f})")
     support = False
     for comparison in features.properties:
-        match comparison.agreement:
-            case Agreement.EQUAL:
-                likelihood = policy.equal_likelihood / comparison.frequency
-                bits += min(policy.equal_max, math.log2(likelihood))
-                support = True
-            case Agreement.NEAR:
-                bits += policy.near
-                support = True
-            case Agreement.DIFFERENT:
-                bits += policy.different
-        reasons.append(f"{comparison.key} {comparison.agreement.value}")
+        weight, agrees = _property_bits(comparison, policy)
+        bits += weight
+        support = support or agrees
+        reasons.append(_property_reason(comparison, weight))
     if features.shared_neighbours:
         bits += min(policy.neighbour_max, policy.neighbour * features.shared_neighbours)
         support = True

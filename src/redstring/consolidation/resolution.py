@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Final
 from redstring.consolidation.adjudicator import MergeQuestion, MergeVerdict
 from redstring.consolidation.candidates import CANDIDATE_LIMIT, candidate_pairs
 from redstring.consolidation.clustering import DisjointSets
-from redstring.consolidation.features import Population, compare
+from redstring.consolidation.features import Population, PropertyKind, compare
 from redstring.consolidation.policy import Assessment, MergeBand, MergePolicy, assess
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Sequence
+    from collections.abc import Collection, Mapping, Sequence
 
     from redstring.consolidation.adjudicator import MergeAdjudicator
     from redstring.consolidation.features import PairFeatures, Profile
@@ -33,12 +33,17 @@ _INITIAL_COMPATIBLE: Final = 0.9
 
 @dataclass(frozen=True, slots=True)
 class Link:
-    """A pair the pass joined: positions `left < right`, its score, and why."""
+    """A pair the pass joined: positions `left < right`, its score, why, and its band.
+
+    `band` is `MERGE` for a pair merged outright, `ASK` for one the
+    adjudicator answered "same".
+    """
 
     left: int
     right: int
     score: float
     reason: str
+    band: MergeBand = MergeBand.MERGE
 
 
 @dataclass(slots=True)
@@ -78,6 +83,59 @@ def _unambiguous_initials(
     return unambiguous
 
 
+class _Conflicts:
+    """What each cluster holds of identifiers and measures, so closure never joins a conflict.
+
+    A link is refused when the two clusters hold different values of one
+    identifier, or values of one measure further apart than the tolerance:
+    transitive closure would otherwise join through a third entity what a
+    direct comparison keeps apart (ADR 0072).
+    """
+
+    def __init__(
+        self, profiles: Sequence[Profile], population: Population, tolerance: float
+    ) -> None:
+        self._tolerance = tolerance
+        self._held: dict[int, dict[str, tuple[float, float] | str]] = {}
+        for position, profile in enumerate(profiles):
+            held: dict[str, tuple[float, float] | str] = {}
+            for key, value in profile.properties.items():
+                kind = population.kind(key)
+                if kind is PropertyKind.IDENTIFIER:
+                    held[key] = value
+                elif kind is PropertyKind.MEASURE and key in profile.numbers:
+                    number = profile.numbers[key]
+                    held[key] = (number, number)
+            if held:
+                self._held[position] = held
+
+    def join(self, sets: DisjointSets, left: int, right: int) -> bool:
+        """Join the clusters of `left` and `right` unless they conflict; whether they joined."""
+        roots = sets.find(left), sets.find(right)
+        if roots[0] == roots[1]:
+            return False
+        a, b = self._held.get(roots[0], {}), self._held.get(roots[1], {})
+        merged = dict(a)
+        for key, y in b.items():
+            x = merged.get(key)
+            if x is None:
+                merged[key] = y
+            elif isinstance(x, str) or isinstance(y, str):
+                if x != y:
+                    return False
+            else:
+                low, high = min(x[0], y[0]), max(x[1], y[1])
+                if high != low and (high - low) / max(abs(low), abs(high)) > self._tolerance:
+                    return False
+                merged[key] = (low, high)
+        sets.union(left, right)
+        for root in roots:
+            self._held.pop(root, None)
+        if merged:
+            self._held[sets.find(left)] = merged
+        return True
+
+
 async def resolve_profiles(
     entities: Sequence[Entity],
     profiles: Sequence[Profile],
@@ -86,6 +144,7 @@ async def resolve_profiles(
     adjudicator: MergeAdjudicator | None = None,
     focus: Collection[EntityId] | None = None,
     limit: int = CANDIDATE_LIMIT,
+    property_kinds: Mapping[str, PropertyKind] | None = None,
 ) -> Resolution:
     """Decide which of `entities` (with their `profiles`, position for position) are one.
 
@@ -93,6 +152,7 @@ async def resolve_profiles(
     adjudicator best score first, `QUESTION_BATCH` at a time, skipping any
     pair already joined through others; the rest stay apart. With `focus`,
     only pairs with at least one focused entity are considered.
+    `property_kinds` overrides the kind the pass would decide for a key.
 
     Raises:
         ValueError: `entities` and `profiles` differ in length.
@@ -101,21 +161,30 @@ async def resolve_profiles(
         raise ValueError(
             f"entities and profiles must pair up, got {len(entities)} and {len(profiles)}"
         )
-    population = Population.of(profiles)
+    population = Population.of(profiles, kinds=property_kinds)
     pairs = candidate_pairs(profiles, focus=focus, limit=limit)
-    scored = {pair: compare(profiles[pair[0]], profiles[pair[1]], population) for pair in pairs}
+    tolerance = policy.measure_tolerance
+    scored = {
+        (i, j): compare(profiles[i], profiles[j], population, measure_tolerance=tolerance)
+        for i, j in pairs
+    }
     unambiguous = _unambiguous_initials(profiles, scored)
     assessed: dict[tuple[int, int], Assessment] = {
         pair: assess(features, policy, unambiguous_initial=pair in unambiguous)
         for pair, features in scored.items()
     }
     sets = DisjointSets(len(profiles))
+    guard = _Conflicts(profiles, population, policy.measure_tolerance)
     resolution = Resolution(clusters=[], candidates=len(pairs))
-    for (i, j), assessment in assessed.items():
-        if assessment.band is MergeBand.MERGE and sets.union(i, j):
-            resolution.links.append(Link(i, j, assessment.score, assessment.reason))
+    merging = sorted(
+        (pair for pair, assessment in assessed.items() if assessment.band is MergeBand.MERGE),
+        key=lambda pair: (-assessed[pair].score, pair),
+    )
+    for i, j in merging:
+        if guard.join(sets, i, j):
+            resolution.links.append(Link(i, j, assessed[i, j].score, assessed[i, j].reason))
     if adjudicator is not None:
-        await _adjudicate(entities, assessed, sets, adjudicator, resolution)
+        await _adjudicate(entities, assessed, sets, guard, adjudicator, resolution)
     resolution.clusters = sets.groups()
     return resolution
 
@@ -124,6 +193,7 @@ async def _adjudicate(
     entities: Sequence[Entity],
     assessed: dict[tuple[int, int], Assessment],
     sets: DisjointSets,
+    guard: _Conflicts,
     adjudicator: MergeAdjudicator,
     resolution: Resolution,
 ) -> None:
@@ -156,7 +226,7 @@ async def _adjudicate(
         for (i, j), answer in zip(batch, answers, strict=True):
             if not isinstance(answer, MergeVerdict):
                 resolution.unanswered += 1
-            elif answer.same and sets.union(i, j):
+            elif answer.same and guard.join(sets, i, j):
                 reason = f"{assessed[i, j].reason}; adjudicated: {answer.reason or 'same'}"
-                resolution.links.append(Link(i, j, assessed[i, j].score, reason))
+                resolution.links.append(Link(i, j, assessed[i, j].score, reason, MergeBand.ASK))
         doubtful = rest

@@ -17,9 +17,11 @@ from redstring import (
     InMemoryGraphStore,
     InMemoryVectorStore,
     LlmMergeAdjudicator,
+    MergeBand,
     MergeUndoError,
     MergeUndone,
     MissingEntityError,
+    PropertyKind,
     RetrievalMode,
     Retriever,
     SourceDocument,
@@ -246,6 +248,9 @@ async def test_a_dry_run_reports_and_writes_nothing() -> None:
     report = await world.consolidator.consolidate(TENANT, dry_run=True)
     assert report.dry_run
     assert [(m.event_id, m.canonical_id) for m in report.merges] == [(None, entity_id(1))]
+    [merge] = report.merges
+    assert (merge.canonical_name, merge.band) == ("Ada Lovelace", MergeBand.MERGE)
+    assert sorted(merge.merged_names) == ["Dr Ada Lovelace", "Lovelace, Ada"]
     assert await world.snapshot([entity_id(n) for n in range(1, 5)]) == before
     assert await world.log.read() == []
 
@@ -470,3 +475,23 @@ async def test_an_undo_points_a_relationship_at_where_its_other_end_was_merged_s
         reversed_.id,
         titled.id,
     )
+async def test_a_declared_property_kind_decides_and_a_bad_one_is_refused() -> None:
+    graph, log = InMemoryGraphStore(), InMemoryEventLog()
+    twins = [
+        make_entity(tenant_id=TENANT, name="Ada Lovelace", properties={"ref": ref})
+        for ref in (100, 104)
+    ]
+    await graph.upsert_entities(twins)
+    plain = await Consolidator(graph=graph, event_log=log).consolidate(TENANT, dry_run=True)
+    assert len(plain.merges) == 1
+    declared = Consolidator(
+        graph=graph, event_log=log, property_kinds={"ref": PropertyKind.IDENTIFIER}
+    )
+    assert (await declared.consolidate(TENANT, dry_run=True)).merges == []
+    for bad, match in (
+        ([("ref", PropertyKind.IDENTIFIER)], "mapping"),
+        ({"": PropertyKind.VALUE}, "keys"),
+        ({"ref": "identifier"}, "PropertyKind"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            Consolidator(graph=graph, event_log=log, property_kinds=bad)  # type: ignore[arg-type]

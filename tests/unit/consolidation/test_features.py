@@ -5,7 +5,10 @@ from __future__ import annotations
 from redstring.consolidation.features import (
     Agreement,
     Population,
+    PropertyKind,
     compare,
+    kind_by_key,
+    looks_like_id,
     profile_of,
 )
 from tests.factories import make_entity
@@ -79,3 +82,113 @@ def test_cosine_needs_vectors_of_one_length_and_non_zero() -> None:
 def test_a_float_property_compares_by_its_exact_value() -> None:
     left = profile_of(make_entity(properties={"height": 1.5, "none": None}))
     assert left.properties == {"height": "1.5"}
+
+
+def test_a_property_kind_values_are_a_wire_format() -> None:
+    assert [kind.value for kind in PropertyKind] == ["identifier", "measure", "category", "value"]
+
+
+def test_a_key_is_an_identifier_by_name_a_measure_by_numbers_or_as_declared() -> None:
+    profiles = [
+        profile_of(
+            make_entity(
+                properties={
+                    "geonames_id": n,
+                    "countryCode": "gb",
+                    "population": 1000 + n,
+                    "ref": f"q{n}",
+                    "tag": "x",
+                    "id": "abc",
+                }
+            )
+        )
+        for n in range(3)
+    ]
+    population = Population.of(profiles, kinds={"tag": PropertyKind.IDENTIFIER})
+    assert population.kind("geonames_id") is PropertyKind.IDENTIFIER
+    assert population.kind("countryCode") is PropertyKind.IDENTIFIER
+    assert population.kind("id") is PropertyKind.IDENTIFIER
+    assert population.kind("population") is PropertyKind.MEASURE
+    assert population.kind("ref") is PropertyKind.IDENTIFIER
+    assert population.kind("tag") is PropertyKind.IDENTIFIER
+    assert population.kind("unseen") is PropertyKind.VALUE
+
+
+def test_a_key_of_few_values_over_many_holders_is_a_category() -> None:
+    profiles = [profile_of(make_entity(properties={"country": "peru"})) for _ in range(20)]
+    assert Population.of(profiles).kind("country") is PropertyKind.CATEGORY
+    assert Population.of(profiles[:19]).kind("country") is PropertyKind.VALUE
+
+
+def test_identifiers_are_never_near_and_measures_are_near_within_tolerance() -> None:
+    left = profile_of(make_entity(properties={"geonames_id": 524901, "population": 1000}))
+    close = profile_of(make_entity(properties={"geonames_id": 524902, "population": 1050}))
+    far = profile_of(make_entity(properties={"geonames_id": 524901, "population": 1100}))
+    population = Population.of([left, close, far])
+    near = compare(left, close, population).properties
+    assert [(c.key, c.agreement) for c in near] == [
+        ("geonames_id", Agreement.DIFFERENT),
+        ("population", Agreement.NEAR),
+    ]
+    apart = compare(left, far, population).properties
+    assert [(c.key, c.agreement) for c in apart] == [
+        ("geonames_id", Agreement.EQUAL),
+        ("population", Agreement.DIFFERENT),
+    ]
+    assert apart[1].difference == 100 / 1100
+    same = compare(left, left, population).properties
+    assert same[1].agreement is Agreement.EQUAL
+
+
+def test_a_measure_declared_on_text_compares_as_a_value() -> None:
+    left = profile_of(make_entity(properties={"size": "large"}))
+    right = profile_of(make_entity(properties={"size": "larg"}))
+    population = Population.of([left, right], kinds={"size": PropertyKind.MEASURE})
+    [comparison] = compare(left, right, population).properties
+    assert (comparison.kind, comparison.agreement) == (PropertyKind.VALUE, Agreement.NEAR)
+
+
+def test_a_token_one_place_name_lacks_is_unmatched_and_people_keep_their_tokens() -> None:
+    cities = [
+        profile_of(make_entity(name=name, entity_type="city"))
+        for name in ("Khartoum", "Khartoum North", "Omdurman")
+    ]
+    population = Population.of(cities)
+    assert population.single_token_names("city")
+    features = compare(cities[0], cities[1], population)
+    assert [token for token, _ in features.unmatched] == ["north"]
+    assert features.unmatched[0][1] == 1.0
+    assert not features.weak_name
+    people = [
+        profile_of(make_entity(name=name, entity_type="person"))
+        for name in ("Ada Lovelace", "Ada King Lovelace", "Smith")
+    ]
+    population = Population.of(people)
+    assert not population.single_token_names("person")
+    assert compare(people[0], people[1], population).unmatched == ()
+
+
+def test_two_whole_one_token_names_count_their_edits() -> None:
+    names = ("Aleksandrov", "Aleksandrovsk", "Aleksandrovo", "Aleksandrov", "Zelenograd")
+    cities = [profile_of(make_entity(name=name, entity_type="city")) for name in names]
+    population = Population.of(cities)
+    assert compare(cities[0], cities[1], population).name == 0.9
+    assert compare(cities[0], cities[2], population).name == 0.96
+    assert compare(cities[0], cities[3], population).name == 1.0
+    assert compare(cities[0], cities[4], population).name <= 0.85
+
+
+def test_a_token_is_rare_by_how_few_profiles_hold_it() -> None:
+    profiles = [profile_of(make_entity(name=f"Port {n}")) for n in ("a", "b", "c", "d")]
+    population = Population.of(profiles)
+    assert population.rarity("port") == 0.0
+    assert population.rarity("zz") == 1.0
+    assert Population.of(profiles[:1]).rarity("port") == 1.0
+
+
+def test_an_id_shape_mixes_letters_and_digits() -> None:
+    assert looks_like_id("q42")
+    assert looks_like_id("gb-lnd1")
+    assert not looks_like_id("london")
+    assert not looks_like_id("19560409")
+    assert kind_by_key("Zip") is None

@@ -8,6 +8,7 @@ from redstring.consolidation.features import (
     Agreement,
     PairFeatures,
     PropertyComparison,
+    PropertyKind,
 )
 from redstring.consolidation.policy import MergeBand, MergePolicy, assess
 
@@ -112,3 +113,61 @@ def test_equal_bands_are_allowed() -> None:
 def test_a_similarity_below_every_level_takes_the_last_weight() -> None:
     policy = MergePolicy(name_levels=((0.5, 9.0), (0.4, -7.0)))
     assert assess(_features(name=0.1), policy).score == pytest.approx(1 / (1 + 2**10.4))
+
+
+def test_an_identifier_decides_strongly_either_way_and_says_its_values() -> None:
+    equal = PropertyComparison(
+        "geonames_id", Agreement.EQUAL, 0.5, PropertyKind.IDENTIFIER, values=("7", "7")
+    )
+    different = PropertyComparison(
+        "geonames_id", Agreement.DIFFERENT, 0.5, PropertyKind.IDENTIFIER, values=("7", "8")
+    )
+    policy = MergePolicy()
+    assert assess(_features(properties=(equal,)), policy).score == pytest.approx(1 / (1 + 2**-16.6))
+    against = assess(_features(properties=(different,)), policy)
+    assert against.band is MergeBand.APART
+    assert against.reason == "names 1.00; geonames_id different (7 vs 8; -12.0)"
+
+
+def test_a_measure_counts_against_in_proportion_to_how_far_apart() -> None:
+    def measure(agreement: Agreement, difference: float) -> PropertyComparison:
+        return PropertyComparison(
+            "population", agreement, 0.01, PropertyKind.MEASURE, difference, ("100", "110")
+        )
+
+    policy = MergePolicy()
+    ten = assess(_features(properties=(measure(Agreement.DIFFERENT, 0.1),)), policy)
+    assert ten.score == pytest.approx(1 / (1 + 2**-0.6))
+    assert ten.reason == "names 1.00; population different by 10% (100 vs 110; -4.0)"
+    far = assess(_features(properties=(measure(Agreement.DIFFERENT, 0.9),)), policy)
+    assert far.score == pytest.approx(1 / (1 + 2**7.4))
+    near = assess(_features(properties=(measure(Agreement.NEAR, 0.04),)), policy)
+    assert near.score == pytest.approx(1 / (1 + 2**-6.6))
+
+
+def test_a_category_is_worth_little_when_equal() -> None:
+    policy = MergePolicy()
+    equal = PropertyComparison("country", Agreement.EQUAL, 0.001, PropertyKind.CATEGORY)
+    different = PropertyComparison("country", Agreement.DIFFERENT, 0.001, PropertyKind.CATEGORY)
+    weak = _features(name=0.5, weak_name=True)
+    assert assess(_features(properties=(equal,)), policy).score == pytest.approx(1 / (1 + 2**-7.6))
+    assert assess(_features(properties=(different,)), policy).reason == (
+        "names 1.00; country different"
+    )
+    assert assess(weak, policy).band is MergeBand.APART
+
+
+def test_an_unmatched_token_counts_against_by_its_rarity_only_for_alike_names() -> None:
+    policy = MergePolicy()
+    alike = assess(_features(name=0.95, unmatched=(("north", 0.5),)), policy)
+    assert alike.score == pytest.approx(1 / (1 + 2**1.4))
+    assert alike.reason == "names 0.95; unmatched north (-5.0)"
+    capped = assess(_features(unmatched=(("a", 1.0), ("b", 1.0))), policy)
+    assert capped.score == pytest.approx(1 / (1 + 2**7.4))
+    apart = assess(_features(name=0.85, unmatched=(("north", 0.5),)), policy)
+    assert "unmatched" not in apart.reason
+
+
+def test_a_measure_tolerance_outside_zero_to_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="measure_tolerance"):
+        MergePolicy(measure_tolerance=0.0)

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from redstring.consolidation.adjudicator import MergeVerdict
-from redstring.consolidation.features import profile_of
-from redstring.consolidation.policy import MergePolicy
+from redstring.consolidation.features import PropertyKind, profile_of
+from redstring.consolidation.policy import MergeBand, MergePolicy
 from redstring.consolidation.resolution import QUESTION_BATCH, resolve_profiles
 from tests.factories import make_entity
 
@@ -138,3 +138,43 @@ async def test_an_initial_merges_with_the_only_full_name_it_fits() -> None:
     assert (await _resolve(alone)).clusters == [[0, 1]]
     ambiguous = [*alone, make_entity(name="Jane Smith")]
     assert (await _resolve(ambiguous)).clusters == []
+
+
+async def test_closure_never_joins_two_clusters_holding_different_identifiers() -> None:
+    cities = [
+        make_entity(name=name, entity_type="city", properties=properties)
+        for name, properties in (
+            ("Kowloon Bay", {"geonames_id": 1, "population": 1000}),
+            ("Kowloon Bay", {"population": 1000}),
+            ("Kowloon Bay", {"geonames_id": 2, "population": 1000}),
+            ("Kowloon Bay", {"population": 2000}),
+            ("Kowloon Bay", {"geonames_id": 1, "population": 1000}),
+        )
+    ]
+    resolution = await _resolve(cities)
+    assert resolution.clusters == [[0, 1, 4]]
+    joined = {(link.left, link.right) for link in resolution.links}
+    assert (2, 4) not in joined
+    assert all(link.band is MergeBand.MERGE for link in resolution.links)
+
+
+async def test_an_adjudicated_link_is_in_the_ask_band_and_honours_conflicts() -> None:
+    entities = [
+        make_entity(name=name, properties={"ref": ref})
+        for name, ref in (("Ada Lovelace", "q1"), ("Ada Lovelace", "q2"))
+    ]
+    profiles = [profile_of(entity) for entity in entities]
+    adjudicator = Scripted({frozenset({"Ada Lovelace"})})
+    resolution = await resolve_profiles(
+        entities,
+        profiles,
+        policy=MergePolicy(identifier_different=-8.0),
+        adjudicator=adjudicator,
+        property_kinds={"ref": PropertyKind.VALUE},
+    )
+    assert resolution.clusters == [[0, 1]]
+    assert [link.band for link in resolution.links] == [MergeBand.ASK]
+    refused = await resolve_profiles(
+        entities, profiles, policy=MergePolicy(ask_at=0.0), adjudicator=adjudicator
+    )
+    assert refused.clusters == []
