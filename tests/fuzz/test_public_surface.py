@@ -37,6 +37,7 @@ from pydantic import BaseModel
 import redstring
 from redstring import (
     ChunkId,
+    ChunkProjection,
     Consolidator,
     DocumentExtracted,
     EntityId,
@@ -51,6 +52,7 @@ from redstring import (
     InMemoryVectorStore,
     LlmMergeAdjudicator,
     MergeQuestion,
+    PassageVectorProjection,
     PostgresChunkStore,
     PostgresEventLog,
     PostgresGraphStore,
@@ -296,6 +298,7 @@ VALID: dict[str, Callable[[World], Any]] = {
         MergeQuestion(left=make_entity(), right=make_entity(), score=0.5, reason="names 0.90")
     ],
     "source_id": lambda _: SourceId("doc-1"),
+    "ordinal": lambda _: 0,
     "chunk_id": lambda _: CHUNK_ID,
     "chunk_ids": lambda _: [CHUNK_ID],
     "chunk": lambda _: make_chunk(id=CHUNK_ID),
@@ -308,6 +311,21 @@ OVERRIDES: dict[str, dict[str, Callable[[World], Any]]] = {
     "cosine_similarity": {"left": lambda _: [1.0, 0.0], "right": lambda _: [0.5, 0.5]},
     "event_from_json": {"text": lambda _: redstring.event_to_json(extracted())},
     "VectorProjection": {"store": lambda world: world.vectors()},
+    "PassageVectorProjection": {"store": lambda world: world.vectors()},
+    "ChunkProjection": {"store": lambda _: InMemoryChunkStore()},
+    "import_documents": {
+        "chunks": lambda _: InMemoryChunkStore(),
+        "passage_vectors": lambda world: world.vectors(),
+    },
+    **{
+        name: {"chunks": lambda _: InMemoryChunkStore()}
+        for name in (
+            "build_graph",
+            "build_graphs",
+            "delete_document",
+            "mentioned_entities",
+        )
+    },
     "PostgresGraphStore": {"schema": lambda world: world.schema()},
     "PostgresVectorStore": {"schema": lambda world: world.schema()},
     "PostgresEventLog": {"schema": lambda world: world.schema()},
@@ -361,6 +379,8 @@ def _subjects() -> dict[str, Callable[[World], Any]]:
         "ExtractionPipeline": lambda world: ExtractionPipeline(world.provider()),
         "GraphProjection": lambda world: GraphProjection(world.graph()),
         "VectorProjection": lambda world: VectorProjection(world.vectors()),
+        "PassageVectorProjection": lambda world: PassageVectorProjection(world.vectors()),
+        "ChunkProjection": lambda _: ChunkProjection(InMemoryChunkStore()),
         "Retriever": lambda world: Retriever(
             embeddings=world.embeddings(), vectors=world.vectors(), graph=world.graph()
         ),

@@ -9,8 +9,8 @@ layer can hold them together. See ADR 0027 and ADR 0030.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 from uuid import UUID, uuid4

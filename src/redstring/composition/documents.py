@@ -21,7 +21,8 @@ from redstring.domain.chunk import Chunk, Mention
 from redstring.domain.events import DocumentChunked, DocumentDeleted, PassagesEmbedded
 from redstring.domain.exceptions import DimensionMismatchError, EmbeddingProviderError
 from redstring.domain.ids import ChunkId, EntityId, SourceId, TenantId
-from redstring.domain.json_safety import shown
+from redstring.domain.json_safety import check_name, shown
+from redstring.domain.limits import MAX_JSON_INT, MAX_JSON_SIZE
 from redstring.domain.linking import (
     KnownNames,
     find_names,
@@ -39,6 +40,7 @@ from redstring.domain.names import (
 from redstring.domain.source import SourceDocument
 from redstring.domain.validation import (
     check_collaborator,
+    check_integer,
     check_sequence,
     check_tenant_id,
 )
@@ -101,7 +103,14 @@ def chunk_id_for(tenant_id: TenantId, source_id: SourceId, ordinal: int, text: s
 
     Deterministic, so adding a document again writes the same ids; a chunk
     whose text changed gets a new one.
+
+    Raises:
+        ValueError: an argument is not of its type, or the text cannot be stored.
     """
+    check_tenant_id(tenant_id)
+    check_name(source_id, argument="source_id", maximum=MAX_JSON_SIZE)
+    check_integer(ordinal, argument="ordinal", minimum=0, maximum=MAX_JSON_INT)
+    check_name(text, argument="text", maximum=MAX_JSON_SIZE)
     parts = (str(tenant_id), source_id, str(ordinal), text)
     encoded = "".join(f"{len(part)}:{part}" for part in parts)
     return ChunkId(uuid.uuid5(_CHUNK_ID_NAMESPACE, encoded.encode("utf-8", "surrogatepass")))
@@ -516,6 +525,8 @@ async def mentioned_entities(
     the graph no longer holds is left out. Every requested chunk is a key.
     """
     tenant = check_tenant_id(tenant_id)
+    check_collaborator(chunks, ChunkStore, argument="chunks")
+    check_collaborator(graph, GraphReader, argument="graph")
     found = await chunks.mentions_in(chunk_ids, tenant)
     ids = list(dict.fromkeys(m.entity_id for m in found if m.entity_id is not None))
     canonical = await graph.resolve(ids, tenant) if ids else {}

@@ -475,6 +475,8 @@ async def test_an_undo_points_a_relationship_at_where_its_other_end_was_merged_s
         reversed_.id,
         titled.id,
     )
+
+
 async def test_a_declared_property_kind_decides_and_a_bad_one_is_refused() -> None:
     graph, log = InMemoryGraphStore(), InMemoryEventLog()
     twins = [
