@@ -566,7 +566,8 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
         found = best_slots(scores, k)
         rows = _select_in(
             connection,
-            f"SELECT slot, {_COLUMNS} FROM chunks_chunks WHERE tenant_id = ? AND slot IN ({{}})",
+            f"SELECT slot, {_COLUMNS} FROM chunks_chunks INDEXED BY chunks_by_slot "
+            f"WHERE tenant_id = ? AND slot IN ({{}})",
             (tenant,),
             found.tolist(),
         )
