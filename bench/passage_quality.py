@@ -36,7 +36,7 @@ from redstring import InMemoryChunkStore, TenantId, import_documents
 from redstring.domain.bm25 import K1, B, id_halves, query_terms, tokenize
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from redstring import Chunk, ChunkStore
 
@@ -173,24 +173,38 @@ def compare(left: Run, right: Run) -> Comparison:
     return Comparison(same, reordered, len(left.ids), gap)
 
 
-async def measure(name: str) -> tuple[Universe, dict[str, Run]]:
-    """Every ranker on the universe `name`."""
+async def measure(
+    name: str, stores: Mapping[str, Callable[[str], ChunkStore]] | None = None
+) -> tuple[Universe, dict[str, Run]]:
+    """Every ranker on the universe `name`; redstring also on each of `stores` (`redstring-<key>`).
+
+    Each of `stores` makes an empty store for a universe's name; the tenant's
+    chunks are deleted from it after the run.
+    """
     universe = load_universe(name)
     async with InMemoryChunkStore() as store:
         chunks = await stored_chunks(universe, store)
         if len(chunks) != len(universe.articles):
             raise ValueError(f"{name}: {len(chunks)} chunks for {len(universe.articles)} articles")
         runs = {"redstring": await redstring_run(universe, store, universe.questions)}
+    for backend, new_store in (stores or {}).items():
+        other = new_store(name)
+        async with other:  # type: ignore[attr-defined]
+            await stored_chunks(universe, other)
+            runs[f"redstring-{backend}"] = await redstring_run(universe, other, universe.questions)
+            await other.delete_by_tenant(TENANT)
     runs["bm25s-same"] = same_tokens_run(universe, chunks, universe.questions)
     runs["bm25s-en"] = english_run(universe, chunks, universe.questions)
     return universe, runs
 
 
-async def quality(names: Sequence[str]) -> dict[str, dict[str, dict[str, float]]]:
+async def quality(
+    names: Sequence[str], stores: Mapping[str, Callable[[str], ChunkStore]] | None = None
+) -> dict[str, dict[str, dict[str, float]]]:
     """Measure every universe in `names`, print the tables; the figures per universe and ranker."""
     table: dict[str, dict[str, dict[str, float]]] = {}
     for name in names:
-        universe, runs = await measure(name)
+        universe, runs = await measure(name, stores)
         table[name] = {ranker: figures(universe, run) for ranker, run in runs.items()}
         agreement = compare(runs["redstring"], runs["bm25s-same"])
         gold = statistics.fmean(len(q.gold) for q in universe.questions)
@@ -201,15 +215,19 @@ async def quality(names: Sequence[str]) -> dict[str, dict[str, dict[str, float]]
             f"(same chunks, other order: {agreement.same_ids_other_order}; "
             f"largest score gap {agreement.max_score_gap:.1e})"
         )
+        for backend in stores or {}:
+            other = runs[f"redstring-{backend}"]
+            alike = other.ids == runs["redstring"].ids and other.scores == runs["redstring"].scores
+            print(f"redstring on {backend} == on memory (ids and scores, ==): {alike}")
         hops = sorted({q.hops for q in universe.questions})
         print(
-            f"{'ranker':12} {'R@2':>5} {'R@5':>5} {'R@10':>5}  "
+            f"{'ranker':18} {'R@2':>5} {'R@5':>5} {'R@10':>5}  "
             + "  ".join(f"R@5/R@10 h{h}" for h in hops)
             + f"  {'p50 ms':>7}"
         )
         for ranker, row in table[name].items():
             print(
-                f"{ranker:12} {row['r2']:5.3f} {row['r5']:5.3f} {row['r10']:5.3f}  "
+                f"{ranker:18} {row['r2']:5.3f} {row['r5']:5.3f} {row['r10']:5.3f}  "
                 + "  ".join(f"{row[f'r5@h{h}']:5.3f}/{row[f'r10@h{h}']:5.3f}" for h in hops)
                 + f"  {row['p50']:7.2f}"
             )

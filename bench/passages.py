@@ -36,6 +36,7 @@ import tempfile
 import time
 import tracemalloc
 import warnings
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -301,22 +302,38 @@ def main() -> None:
     parser.add_argument("--universes", default=",".join(UNIVERSES))
     arguments = parser.parse_args()
     sections = arguments.sections.split(",")
-    if "quality" in sections:
-        asyncio.run(quality(arguments.universes.split(",")))
-    if "speed" not in sections:
-        return
-    print()
     backends = arguments.backends.split(",")
     server, home, dsn = None, None, arguments.dsn
     if "postgres" in backends and dsn is None:
         dsn, server, home = start_postgres()
+    directory = Path(tempfile.mkdtemp(prefix="redstring-bench-quality-"))
     try:
-        asyncio.run(speed(arguments.size, arguments.queries, backends, dsn))
+        if "quality" in sections:
+            stores = {
+                backend: partial(quality_store, backend, directory, dsn)
+                for backend in backends
+                if backend != "memory"
+            }
+            asyncio.run(quality(arguments.universes.split(","), stores))
+            print()
+        if "speed" in sections:
+            asyncio.run(speed(arguments.size, arguments.queries, backends, dsn))
     finally:
+        shutil.rmtree(directory, ignore_errors=True)
         if server is not None:
             server.cleanup()
         if home is not None:
             shutil.rmtree(home, ignore_errors=True)
+
+
+def quality_store(backend: str, directory: Path, dsn: str | None, universe: str) -> ChunkStore:
+    """An empty store of `backend` for the quality run on `universe`."""
+    if backend == "sqlite":
+        return SqliteChunkStore(directory / f"{universe}.db")
+    from redstring import PostgresChunkStore
+
+    assert dsn is not None
+    return PostgresChunkStore(dsn, schema="bench_passage_quality")
 
 
 if __name__ == "__main__":

@@ -9,9 +9,16 @@ ten chunks are the same, in the same order, for every question.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 from bench.passage_quality import compare, figures, measure
 from bench.phantomwiki import UNIVERSES
+
+from redstring import SqliteChunkStore
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @pytest.mark.parametrize("name", UNIVERSES)
@@ -38,3 +45,12 @@ async def test_the_english_reference_reproduces_the_research_figures_on_dev() ->
         0.476,
         0.533,
     )
+
+
+async def test_the_sqlite_store_ranks_a_universe_exactly_as_memory(tmp_path: Path) -> None:
+    _, runs = await measure(
+        "heldout-500", {"sqlite": lambda name: SqliteChunkStore(tmp_path / f"{name}.db")}
+    )
+    ours, theirs = runs["redstring"], runs["redstring-sqlite"]
+    assert theirs.ids == ours.ids
+    assert theirs.scores == ours.scores
