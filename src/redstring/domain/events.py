@@ -31,7 +31,7 @@ from redstring.domain.ids import (  # noqa: TC001 - pydantic needs them
     SourceId,
     TenantId,
 )
-from redstring.domain.json_safety import check_text
+from redstring.domain.json_safety import check_filled, check_text
 from redstring.domain.relationship import Relationship  # noqa: TC001 - pydantic needs it
 from redstring.domain.vector import VectorRecord
 
@@ -43,12 +43,6 @@ def _utc(value: datetime) -> datetime:
         return value.astimezone(UTC)
     except OverflowError as exc:
         raise ValueError(f"occurred_at {value.isoformat()} has no UTC equivalent") from exc
-
-
-def _not_blank(value: str, *, field: str) -> str:
-    if not value.strip():
-        raise ValueError(f"{field} must not be blank: {value!r}")
-    return check_text(value, field=field)
 
 
 class _Event(BaseModel):
@@ -74,7 +68,8 @@ class _Event(BaseModel):
     @field_validator("source_id", "domain", "model", "reason", check_fields=False)
     @classmethod
     def _text_not_blank(cls, value: str, info: ValidationInfo) -> str:
-        return _not_blank(value, field=info.field_name or "text field")
+        field = info.field_name or "text field"
+        return check_text(check_filled(value, field=field), field=field)
 
 
 class DocumentExtracted(_Event):
