@@ -138,6 +138,22 @@ def check_names(value: object, *, argument: str) -> Sequence[str]:
     return items
 
 
+def check_texts(value: object, *, argument: str = "texts") -> list[str]:
+    """`value` as a new list, once it is a sequence of strings and not itself a string.
+
+    Raises:
+        ValueError: `value` is a string or no sequence, or an item is no
+            string; the message names the item's index.
+    """
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ValueError(f"{argument} must be a sequence of strings, got {value!r}")
+    batch = list(value)
+    for index, text in enumerate(batch):
+        if not isinstance(text, str):
+            raise ValueError(f"{argument}[{index}] must be a string, got {text!r}")
+    return batch
+
+
 def check_entity_types(value: object, *, argument: str = "entity_types") -> Sequence[str] | None:
     """`None` (no filter), or a sequence of type names (`[]` matches nothing)."""
     return None if value is None else check_names(value, argument=argument)

@@ -15,17 +15,14 @@ import re
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Final, Literal, NoReturn
 
-from redstring.domain.exceptions import ClosedError, StoreError
+from redstring.domain.exceptions import ClosedError, StoreError, missing_extra
 from redstring.domain.limits import MAX_POOL_SIZE
 from redstring.domain.validation import check_integer
 
 try:
     import asyncpg as asyncpg  # re-exported: the adapters name its Pool type
 except ImportError as _import_error:  # pragma: no cover - exercised in a test via sys.modules
-    raise ImportError(
-        "redstring's Postgres stores need asyncpg: install redstring[postgres] "
-        "(pip install 'redstring[postgres]')"
-    ) from _import_error
+    raise missing_extra("redstring's Postgres stores need asyncpg", "postgres") from _import_error
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
