@@ -50,7 +50,7 @@ from redstring.vector.exact import entity_type_of
 from redstring.vector.rows import TenantRows
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator, Sequence
+    from collections.abc import AsyncIterator, Collection, Iterator, Sequence
 
     from numpy.typing import NDArray
 
@@ -305,6 +305,24 @@ class _Sql:
             f"USING hnsw (embedding {x}.vector_cosine_ops) "
             "WITH (m = {m}, ef_construction = {ef_construction})"
         )
+
+
+def _search_rows(
+    rows: TenantRows[EntityId, str],
+    query: NDArray[np.float64],
+    k: int,
+    allowed_types: Collection[int] | None,
+    min_score: float | None,
+) -> list[VectorMatch]:
+    """`rows.search` over rows that hold each record's metadata as JSON text."""
+    return rows.search(
+        rows.keys,
+        lambda row: json.loads(rows.metadata[row]),
+        query,
+        k=k,
+        allowed_types=allowed_types,
+        min_score=min_score,
+    )
 
 
 class PostgresVectorStore(AsyncClosable, VectorStoreBase):
@@ -579,19 +597,12 @@ class PostgresVectorStore(AsyncClosable, VectorStoreBase):
         )
 
     async def _search(self, search: VectorSearch, tenant_id: TenantId) -> list[VectorMatch]:
-        query, k, entity_types, min_score = search
         """Exact unless the store was given an `HnswIndex`."""
+        query, k, entity_types, min_score = search
         if self._index is not None:
             return await self._search_index(query, tenant_id, k, entity_types, min_score)
         tenant = await self._current(tenant_id)
-        return tenant.search(
-            tenant.keys,
-            lambda row: json.loads(tenant.metadata[row]),
-            query,
-            k=k,
-            allowed_types=tenant.allowed_types(entity_types),
-            min_score=min_score,
-        )
+        return _search_rows(tenant, query, k, tenant.allowed_types(entity_types), min_score)
 
     async def _search_index(
         self,
@@ -623,14 +634,7 @@ class PostgresVectorStore(AsyncClosable, VectorStoreBase):
             [row[1] for row in rows],
             [row[2] for row in rows],
         )
-        return found.search(
-            found.keys,
-            lambda row: json.loads(found.metadata[row]),
-            query,
-            k=k,
-            allowed_types=None,
-            min_score=min_score,
-        )
+        return _search_rows(found, query, k, None, min_score)
 
     async def _nearest(
         self,
