@@ -26,7 +26,7 @@ from redstring.domain.limits import MAX_DEPTH, MAX_LIMIT, MAX_NAME_LENGTH
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.tenants import TenantCounter
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
-from redstring.testing.lifetime import LifetimeCompliance
+from redstring.testing.lifetime import StoreLifetimeCompliance
 from redstring.testing.name_candidates import NameCandidateCompliance
 from redstring.testing.support import property_settings, run
 from redstring.testing.tenants import TenantCounterCompliance
@@ -548,17 +548,11 @@ class GraphStoreCompliance(
     GraphMergeCompliance,
     NameCandidateCompliance,
     GraphTenantCounterCompliance,
-    LifetimeCompliance,
+    StoreLifetimeCompliance[GraphStore],
 ):
     """Every rule of `redstring.ports.GraphStore`; subclass and provide `new_store`."""
 
     port = GraphStore
-
-    def new_adapter(self) -> GraphStore:
-        return self.new_store()
-
-    def new_store(self) -> GraphStore:
-        raise NotImplementedError
 
     # -- the edges: ids, bounds, every method at once ---------------------------
 

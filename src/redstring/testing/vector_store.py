@@ -26,7 +26,7 @@ from redstring.domain.limits import MAX_LIMIT
 from redstring.domain.vector import VectorRecord
 from redstring.ports.vector_store import VectorStore
 from redstring.testing.factories import OTHER_TENANT, TENANT
-from redstring.testing.lifetime import LifetimeCompliance
+from redstring.testing.lifetime import StoreLifetimeCompliance
 from redstring.testing.support import property_settings, run
 from redstring.testing.tenants import TenantCounterCompliance
 
@@ -449,14 +449,11 @@ class VectorStoreCompliance(
     VectorSearchCompliance,
     VectorPurgeCompliance,
     VectorTenantCounterCompliance,
-    LifetimeCompliance,
+    StoreLifetimeCompliance[VectorStore],
 ):
     """Every rule of `redstring.ports.VectorStore`; subclass and provide `new_store`."""
 
     port = VectorStore
-
-    def new_adapter(self) -> VectorStore:
-        return self.new_store()
 
     def new_store(self, dimension: int = DIMENSION) -> VectorStore:
         raise NotImplementedError
