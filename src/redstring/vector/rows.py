@@ -57,27 +57,27 @@ def check_ann_threshold(threshold: int | None) -> int | None:
     return threshold
 
 
-class _Subset(Sequence["EntityId"]):
-    """`ids` seen through `rows`: the ids of a filtered subset of a tenant."""
+class LazyMap[S, T](Sequence[T]):
+    """`source` seen through `convert`: item `n` is `convert(source[n])`, made when read."""
 
-    __slots__ = ("_ids", "_rows")
+    __slots__ = ("_convert", "_source")
 
-    def __init__(self, ids: Sequence[EntityId], rows: NDArray[np.intp]) -> None:
-        self._ids, self._rows = ids, rows
+    def __init__(self, source: Sequence[S], convert: Callable[[S], T]) -> None:
+        self._source, self._convert = source, convert
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._source)
 
     @overload
-    def __getitem__(self, index: int) -> EntityId: ...
+    def __getitem__(self, index: int) -> T: ...
 
     @overload
-    def __getitem__(self, index: slice) -> list[EntityId]: ...
+    def __getitem__(self, index: slice) -> list[T]: ...
 
-    def __getitem__(self, index: int | slice) -> EntityId | list[EntityId]:
+    def __getitem__(self, index: int | slice) -> T | list[T]:
         if isinstance(index, slice):
-            return [self._ids[int(row)] for row in self._rows[index]]
-        return self._ids[int(self._rows[index])]
+            return [self._convert(item) for item in self._source[index]]
+        return self._convert(self._source[index])
 
 
 class TenantRows[K, M]:
@@ -384,7 +384,7 @@ class TenantRows[K, M]:
                     self.matrix[rows],
                     self.norms[rows],
                     self.type_codes[rows],
-                    _Subset(ids, rows),
+                    LazyMap(rows.tolist(), ids.__getitem__),
                     lambda row: metadata(int(rows[row])),
                     query,
                     k=k,
