@@ -46,7 +46,7 @@ from redstring.storage.adapters.postgres import (
     PostgresClient,
     asyncpg,
 )
-from redstring.vector.exact import entity_type_of
+from redstring.vector.exact import RowSearch, entity_type_of
 from redstring.vector.rows import TenantRows
 
 if TYPE_CHECKING:
@@ -315,13 +315,11 @@ def _search_rows(
     min_score: float | None,
 ) -> list[VectorMatch]:
     """`rows.search` over rows that hold each record's metadata as JSON text."""
+    metadata = rows.metadata
     return rows.search(
-        rows.keys,
-        lambda row: json.loads(rows.metadata[row]),
-        query,
-        k=k,
-        allowed_types=allowed_types,
-        min_score=min_score,
+        RowSearch(
+            rows.keys, lambda row: json.loads(metadata[row]), query, k, allowed_types, min_score
+        )
     )
 
 
