@@ -63,22 +63,22 @@ def storable_json(field: str) -> AfterValidator:
     return AfterValidator(partial(check_json, field=field))
 
 
-def _filled_name(value: str, *, field: str) -> str:
-    return check_name(check_filled(value, field=field), argument=field)
-
-
-def _filled_text(value: str, *, field: str) -> str:
-    return check_text(check_filled(value, field=field), field=field)
-
-
 def filled_name(field: str) -> AfterValidator:
     """The validator of a name field named `field`: not blank, then `check_name`."""
-    return AfterValidator(partial(_filled_name, field=field))
+
+    def check(value: str) -> str:
+        return check_name(check_filled(value, field=field), argument=field)
+
+    return AfterValidator(check)
 
 
 def filled_text(field: str) -> AfterValidator:
     """The validator of a text field named `field`: not blank, then `check_text`."""
-    return AfterValidator(partial(_filled_text, field=field))
+
+    def check(value: str) -> str:
+        return check_text(check_filled(value, field=field), field=field)
+
+    return AfterValidator(check)
 
 
 #: The longest value a message quotes before cutting it short.
