@@ -32,6 +32,7 @@ from redstring.domain.source import SourceDocument
 from redstring.domain.validation import (
     check_collaborator,
     check_integer,
+    check_optional_collaborators,
     check_sequence,
     check_tenant_id,
 )
@@ -114,14 +115,12 @@ def _check_build_arguments(
     check_collaborator(provider, LlmProvider, argument="provider")
     check_collaborator(store, GraphStore, argument="store")
     check_tenant_id(tenant_id)
-    for argument, value, port in (
+    check_optional_collaborators(
         ("embedding_provider", embedding_provider, EmbeddingProvider),
         ("vector_store", vector_store, VectorStore),
         ("event_log", event_log, EventLog),
         ("chunks", chunks, ChunkStore),
-    ):
-        if value is not None:
-            check_collaborator(value, port, argument=argument)
+    )
     if not (domain is None or domain is AUTO or isinstance(domain, str)):
         raise ValueError(f"domain must be a domain id, AUTO or None, got {shown(domain)}")
     if (embedding_provider is None) != (vector_store is None):

@@ -26,6 +26,7 @@ from redstring.domain.validation import (
     check_entities,
     check_entity_id,
     check_integer,
+    check_optional_collaborators,
     check_relationships,
     check_tenant_id,
 )
@@ -109,13 +110,11 @@ async def import_entities(
     batch = check_entities(entities)
     edges = check_relationships(relationships)
     check_collaborator(graph, GraphStore, argument="graph")
-    for argument, value, port in (
+    check_optional_collaborators(
         ("embeddings", embeddings, EmbeddingProvider),
         ("vectors", vectors, VectorStore),
         ("event_log", event_log, EventLog),
-    ):
-        if value is not None:
-            check_collaborator(value, port, argument=argument)
+    )
     source_id = check_name(source_id, argument="source_id")
     check_integer(batch_size, argument="batch_size", minimum=1, maximum=MAX_LIMIT)
     if on_progress is not None and not callable(on_progress):

@@ -458,6 +458,13 @@ def check_collaborator[T](value: T, port: type, *, argument: str) -> T:
     return value
 
 
+def check_optional_collaborators(*collaborators: tuple[str, object, type]) -> None:
+    """`check_collaborator` for each `(argument, value, port)` whose value is not `None`."""
+    for argument, value, port in collaborators:
+        if value is not None:
+            check_collaborator(value, port, argument=argument)
+
+
 def check_path(value: object, *, argument: str = "path") -> str:
     """`value` as a `str` path, once it is a `str` or `os.PathLike` of storable text.
 
