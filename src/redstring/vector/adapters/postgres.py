@@ -596,21 +596,15 @@ class PostgresVectorStore(AsyncClosable, VectorStoreBase):
 
     async def _search(self, search: VectorSearch, tenant_id: TenantId) -> list[VectorMatch]:
         """Exact unless the store was given an `HnswIndex`."""
-        query, k, entity_types, min_score = search
         if self._index is not None:
-            return await self._search_index(query, tenant_id, k, entity_types, min_score)
+            return await self._search_index(search, tenant_id)
+        query, k, entity_types, min_score = search
         tenant = await self._current(tenant_id)
         return _search_rows(tenant, query, k, tenant.allowed_types(entity_types), min_score)
 
-    async def _search_index(
-        self,
-        query: NDArray[np.float64],
-        tenant_id: TenantId,
-        k: int,
-        entity_types: Sequence[str] | None,
-        min_score: float | None,
-    ) -> list[VectorMatch]:
+    async def _search_index(self, search: VectorSearch, tenant_id: TenantId) -> list[VectorMatch]:
         assert self._index is not None
+        k = search.k
         # The index hands out its candidates nearest first. Those within
         # float32 rounding of the k-th travel back, so that the exact
         # rescoring below decides ties and near-ties at the cut as the exact
@@ -620,9 +614,9 @@ class PostgresVectorStore(AsyncClosable, VectorStoreBase):
         # again for all it visits.
         candidates = max(self._index.ef_search, k)
         first = min(candidates, k + max(k, _FIRST_EXTRA))
-        rows = await self._nearest(query, tenant_id, k, entity_types, first, candidates)
+        rows = await self._nearest(search, tenant_id, first, candidates)
         if len(rows) == first < candidates:
-            rows = await self._nearest(query, tenant_id, k, entity_types, candidates, candidates)
+            rows = await self._nearest(search, tenant_id, candidates, candidates)
         # The index's distances are float32 and, scanned iteratively, only
         # roughly ordered: rescore the candidates exactly.
         found: TenantRows[EntityId, str] = TenantRows(self._dimension)
@@ -632,19 +626,14 @@ class PostgresVectorStore(AsyncClosable, VectorStoreBase):
             [row[1] for row in rows],
             [row[2] for row in rows],
         )
-        return _search_rows(found, query, k, None, min_score)
+        return _search_rows(found, search.query, k, None, search.min_score)
 
     async def _nearest(
-        self,
-        query: NDArray[np.float64],
-        tenant_id: TenantId,
-        k: int,
-        entity_types: Sequence[str] | None,
-        limit: int,
-        candidates: int,
+        self, search: VectorSearch, tenant_id: TenantId, limit: int, candidates: int
     ) -> list[Any]:
         """The index's first `limit` candidates that are within the margin of their k-th."""
         assert self._index is not None
+        query, k, entity_types, _ = search
         client, sql = await self._prepare()
         margin = 4 * self._dimension * _FLOAT32_EPSILON
         # As `real[]`, which the driver sends in binary: the query is float32 already.
