@@ -1,15 +1,14 @@
 """`redstring add` and `redstring ask`: documents into the database's chunk store, and back out.
 
 Each action is an async function a test can call; `register` wires it into
-click with the fewest lines in `app.py`. The chunks live in the SQLite file
-beside the graph (`SqliteChunkStore(path)`), and every add is recorded in
-the file's event log.
+click with the fewest lines in `app.py`. The chunks live beside the graph,
+in the SQLite file or the Postgres schema `--db` names (`open_for_documents`),
+and every add is recorded in its event log.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -19,10 +18,15 @@ import click
 from redstring.cli.output import print_json, print_table
 from redstring.cli.progress import Progress
 from redstring.cli.sources import read_sources
-from redstring.cli.stores import CommandError, is_postgres, shown, tenant_id_for
-from redstring.composition import import_documents, mentioned_entities
-from redstring.events.adapters.sqlite import SqliteEventLog
-from redstring.graph.adapters.sqlite import SqliteGraphStore
+from redstring.cli.stores import (
+    CommandError,
+    open_database,
+    open_for_documents,
+    shown,
+    tenant_id_for,
+)
+from redstring.composition import delete_document, import_documents, mentioned_entities
+from redstring.domain.ids import SourceId
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -63,11 +67,6 @@ class Passage:
         }
 
 
-def _sqlite_only(location: str, command: str) -> None:
-    if is_postgres(location):
-        raise CommandError(f"`redstring {command}` needs a SQLite --db file for now")
-
-
 async def add_documents(
     location: str,
     documents: Sequence[SourceDocument],
@@ -78,28 +77,20 @@ async def add_documents(
     """Add `documents` to the database at `location`, linking the entities its graph holds.
 
     Every chunk is written in one transaction, every mention in another,
-    after the events are appended to the file's log in one: a process
+    after the events are appended to the database's log in one: a process
     killed midway leaves each whole or absent, and a replay of the log
     finishes what it recorded.
     """
-    _sqlite_only(location, "add")
-    from redstring.chunks.adapters.sqlite import SqliteChunkStore
-
-    graph = SqliteGraphStore(location)
-    chunks = SqliteChunkStore(location)
-    log = SqliteEventLog(location)
-    try:
+    async with await open_for_documents(location) as database:
+        assert database.chunks is not None  # opened for writing, it is always there
         return await import_documents(
-            documents, tenant_id, chunks=chunks, graph=graph, event_log=log, on_progress=on_progress
+            documents,
+            tenant_id,
+            chunks=database.chunks,
+            graph=database.graph,
+            event_log=database.events,
+            on_progress=on_progress,
         )
-    finally:
-        try:
-            await log.close()
-        finally:
-            try:
-                await chunks.close()
-            finally:
-                await graph.close()
 
 
 async def ask_documents(
@@ -107,27 +98,49 @@ async def ask_documents(
 ) -> list[Passage]:
     """The `k` passages BM25 ranks best for `question`, each with the entities it mentions.
 
-    Raises:
-        CommandError: `location` is not an existing database file.
-    """
-    _sqlite_only(location, "ask")
-    if not await asyncio.to_thread(os.path.isfile, location):
-        raise CommandError(f"no such database: {location}")
-    from redstring.chunks.adapters.sqlite import SqliteChunkStore
+    A database nothing was added to has no passages to give.
 
-    chunks = SqliteChunkStore(location)
-    graph = SqliteGraphStore(location)
-    try:
-        found = await chunks.search(question, tenant_id, k=k)
+    Raises:
+        CommandError: `location` is not an existing redstring database.
+    """
+    async with await open_database(location, read_only=True, chunks=True) as database:
+        if database.chunks is None:
+            return []
+        found = await database.chunks.search(question, tenant_id, k=k)
         entities = await mentioned_entities(
-            [each.chunk.id for each in found], tenant_id, chunks=chunks, graph=graph
+            [each.chunk.id for each in found],
+            tenant_id,
+            chunks=database.chunks,
+            graph=database.graph,
         )
-    finally:
-        try:
-            await graph.close()
-        finally:
-            await chunks.close()
     return [Passage(each, entities[each.chunk.id]) for each in found]
+
+
+async def delete_documents(location: str, source_ids: Sequence[str], tenant_id: TenantId) -> int:
+    """Remove documents: their passages, and the mentions in them; how many passages.
+
+    Each removal is recorded in the database's event log (a replay agrees).
+    Every document is looked up first: one the tenant does not hold is
+    refused before anything is deleted.
+
+    Raises:
+        CommandError: a document the tenant does not hold, or no such database.
+    """
+    wanted = [SourceId(each) for each in dict.fromkeys(source_ids)]
+    async with await open_database(location, read_only=True, chunks=True) as reader:
+        for source_id in wanted:
+            if reader.chunks is None or not await reader.chunks.get_source_chunks(
+                source_id, tenant_id
+            ):
+                raise CommandError(f"no document {source_id!r} in this tenant")
+    removed = 0
+    async with await open_for_documents(location) as database:
+        assert database.chunks is not None  # opened for writing, it is always there
+        for source_id in wanted:
+            removed += await delete_document(
+                source_id, tenant_id, chunks=database.chunks, event_log=database.events
+            )
+    return removed
 
 
 def _snippet(text: str) -> str:

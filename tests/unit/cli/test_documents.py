@@ -148,16 +148,77 @@ def test_a_json_lines_row_without_text_is_named_and_creates_no_database(tmp_path
     assert not (tmp_path / "new.db").exists()
 
 
-def test_ask_needs_an_existing_database_and_both_commands_refuse_postgres(tmp_path: Path) -> None:
+def test_ask_needs_an_existing_database(tmp_path: Path) -> None:
     status, _, err = run("ask", "x", "--db", tmp_path / "missing.db")
     assert status == 1
     assert "no such database" in err
     assert not (tmp_path / "missing.db").exists()
-    url = "postgresql://u@localhost/db"
-    for argv in (("ask", "x"), ("add", lines(tmp_path / "n.jsonl", NOTES))):
-        status, _, err = run(*argv, "--db", url)
-        assert status == 1
-        assert "needs a SQLite --db file" in err
+
+
+def test_ask_of_a_database_nothing_was_added_to_finds_nothing_and_changes_nothing(
+    database: Path,
+) -> None:
+    before = database.read_bytes()
+    status, out, err = run("ask", "Tokyo", "--db", database, "--json")
+    assert (status, json.loads(out)) == (0, []), err
+    assert database.read_bytes() == before
+
+
+def test_delete_document_removes_its_passages_and_mentions_and_is_recorded(
+    tmp_path: Path, database: Path
+) -> None:
+    notes = lines(tmp_path / "notes.jsonl", NOTES)
+    assert run("add", notes, "--db", database)[0] == 0
+    assert run("add", notes, "--db", database, "--tenant", "other")[0] == 0
+    status, out, err = run("delete", "--document", "edo", "--document", "edo", "--db", database)
+    assert (status, out) == (0, f"deleted 1 document (1 passage) from {database}\n"), err
+    status, out, _ = run("ask", "Tokyo Edo", "--db", database, "--json")
+    assert [each["source_id"] for each in json.loads(out)] == []
+    status, out, _ = run("ask", "emperor", "--db", database, "--json")
+    assert [each["source_id"] for each in json.loads(out)] == ["kyoto"]
+    status, out, _ = run("ask", "Tokyo Edo", "--db", database, "--tenant", "other", "--json")
+    assert [each["source_id"] for each in json.loads(out)] == ["edo"]
+
+    async def replayed() -> list[str]:
+        async with SqliteEventLog(database) as log:
+            kinds = [type(stored.event).__name__ for stored in await log.read()]
+            memory = InMemoryChunkStore()
+            await replay(log, ChunkProjection(memory))
+        found = await memory.search("Tokyo Edo emperor", DEFAULT)
+        return kinds + sorted(each.chunk.source_id for each in found)
+
+    assert asyncio.run(replayed())[-2:] == ["DocumentDeleted", "kyoto"]
+
+
+def test_delete_of_a_document_the_tenant_lacks_is_refused_and_deletes_nothing(
+    tmp_path: Path, database: Path
+) -> None:
+    assert run("add", lines(tmp_path / "notes.jsonl", NOTES), "--db", database)[0] == 0
+    before = database.read_bytes()
+    status, out, err = run(
+        "delete", "--document", "kyoto", "--document", "nowhere", "--db", database
+    )
+    assert (status, out) == (1, "")
+    assert err == "redstring delete: no document 'nowhere' in this tenant\n"
+    status, _, err = run("delete", "--document", "kyoto", "--db", database, "--tenant", "x")
+    assert (status, err) == (1, "redstring delete: no document 'kyoto' in this tenant\n")
+    assert database.read_bytes() == before
+    status, _, err = run("delete", "Tokyo", "--document", "kyoto", "--db", database)
+    assert status == 2
+    assert "one of them" in err
+
+
+def test_deleting_an_entire_tenant_removes_its_passages_too(tmp_path: Path, database: Path) -> None:
+    notes = lines(tmp_path / "notes.jsonl", NOTES)
+    assert run("add", notes, "--db", database)[0] == 0
+    assert run("add", notes, "--db", database, "--tenant", "other")[0] == 0
+    status, out, err = run("delete", "--entire-tenant", "--db", database)
+    assert (status, out) == (0, "deleted tenant 'default': 2 entities, 0 vectors, 2 passages\n")
+    assert err == ""
+    status, out, _ = run("ask", "Tokyo", "--db", database, "--json")
+    assert json.loads(out) == []
+    status, out, _ = run("ask", "Tokyo", "--db", database, "--tenant", "other", "--json")
+    assert [each["source_id"] for each in json.loads(out)] == ["edo"]
 
 
 async def test_the_actions_run_without_click_and_a_replay_of_the_log_agrees(

@@ -87,6 +87,15 @@ def pixels(png: bytes) -> list[tuple[int, int, int]]:
     return [tuple(row[x : x + 3]) for row in rows for x in range(0, stride, size)]  # type: ignore[misc]
 
 
+#: A document naming Charles Babbage twice and Ada Lovelace once.
+NOTE = {
+    "id": "engines",
+    "title": "Engines",
+    "text": "Charles Babbage designed the Analytical Engine. Ada Lovelace wrote for it, "
+    "and Charles Babbage kept building.",
+}
+
+
 @pytest.fixture
 def page_file(tmp_path: Path) -> tuple[Path, int]:
     from tests.unit.cli.test_mcp import GRAPH
@@ -95,6 +104,9 @@ def page_file(tmp_path: Path) -> tuple[Path, int]:
     source.write_text("".join(json.dumps(row) + "\n" for row in GRAPH), encoding="utf-8")
     db = tmp_path / "graph.db"
     imported(source, "--db", db)
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(json.dumps(NOTE) + "\n", encoding="utf-8")
+    assert run("add", notes, "--db", db)[0] == 0
     out = tmp_path / "page.html"
     status, said, err = run("view", "Charles Babbage", "--db", db, "--out", out)
     assert (status, said, err) == (0, f"wrote {out}\n", "")
@@ -113,6 +125,14 @@ def test_the_page_draws_every_node_and_labels_every_edge_in_a_browser(
     assert sorted(re.findall(r'<text class="node-label"[^>]*>([^<]*)</text>', dom)) == [
         "Ada Lovelace", "Analytical Engine", "Charles Babbage"]  # fmt: skip
     assert "<h2>Charles Babbage (person)</h2>" in dom
+    # The chosen node's passages: one per mention, each with its document and offsets.
+    assert re.findall(r'<div class="source">([^<]*)</div>', dom) == [
+        "Engines \u2014 engines 0\u201315", "Engines \u2014 engines 79\u201394"]  # fmt: skip
+    text = str(NOTE["text"])
+    assert re.findall(r'<div class="snippet">([^<]*)</div>', dom) == [
+        text[: text.index(" building")] + "\u2026",
+        text,
+    ]
 
 
 def test_a_screenshot_of_the_page_is_not_blank(page_file: tuple[Path, int]) -> None:
