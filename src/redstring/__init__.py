@@ -29,6 +29,7 @@ from redstring.composition import (
     ConsolidationMerge,
     ConsolidationReport,
     Consolidator,
+    ContextRetriever,
     DocumentImportReport,
     GraphBuildReport,
     ImportReport,
@@ -61,6 +62,7 @@ from redstring.domain.blocking import (
     soundex_key,
 )
 from redstring.domain.chunk import Chunk, Mention, ScoredChunk
+from redstring.domain.context import Context, ScoredPassage
 from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.events import (
     DocumentChunked,
@@ -231,6 +233,8 @@ __all__ = [
     "ConsolidationMerge",
     "ConsolidationReport",
     "Consolidator",
+    "Context",
+    "ContextRetriever",
     "DimensionMismatchError",
     "DocumentChunked",
     "DocumentDeleted",
@@ -314,6 +318,7 @@ __all__ = [
     "Retriever",
     "ScoredChunk",
     "ScoredEntity",
+    "ScoredPassage",
     "SharedNameCandidateReader",
     "SlidingWindowChunker",
     "SourceDocument",

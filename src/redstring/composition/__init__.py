@@ -17,6 +17,11 @@ composes. There are three:
 - `entities` composes `GraphStore` + `EmbeddingProvider` + `VectorStore`
   to import one's own entities (it reads the graph to decide what to
   embed), and `GraphWriter` + `VectorWriter` to delete one from both.
+- `context` composes `ChunkReader` + `MentionReader` + a `GraphReader` (+
+  optionally `EmbeddingProvider` + a passages' `VectorReader`) to answer a
+  query with passages, the entities they mention or the graph reaches, and
+  the relationships among them: the chunk store, the graph and the vector
+  store are siblings, so only here can the three be joined.
 - `documents` composes `ChunkStore` + a graph's name index (+ optionally
   `EmbeddingProvider` + a passages' `VectorStore`): the chunk store and the
   graph are siblings, so only here can a passage be linked to the entities
@@ -41,6 +46,7 @@ from redstring.composition.consolidation import (
     ConsolidationReport,
     Consolidator,
 )
+from redstring.composition.context import ContextRetriever
 from redstring.composition.documents import (
     DocumentImportReport,
     chunk_id_for,
@@ -57,6 +63,7 @@ __all__ = [
     "ConsolidationMerge",
     "ConsolidationReport",
     "Consolidator",
+    "ContextRetriever",
     "DocumentImportReport",
     "GraphBuildReport",
     "ImportReport",

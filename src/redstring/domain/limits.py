@@ -35,6 +35,8 @@ MAX_JSON_INT: Final = 2**63 - 1
 MAX_DEPTH: Final = 32
 #: The largest `limit` of a store read and `k` of a search or retrieval.
 MAX_LIMIT: Final = 100_000
+#: The largest `budget_chars` of `ContextRetriever.retrieve_context`, in characters.
+MAX_BUDGET_CHARS: Final = 1_000_000
 #: The most model calls `build_graph` and `ExtractionPipeline` make at once.
 MAX_CONCURRENCY: Final = 1_024
 #: The longest vector a store or embedding provider is made for. The largest

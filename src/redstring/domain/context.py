@@ -1,0 +1,134 @@
+"""What a context retrieval answers with: passages, the entities that matter, their relationships.
+
+A `Context` is what a caller hands a language model: the passages ranked
+for the query (`ScoredPassage`, each with the score of every channel that
+ranked it), the entities linked from the query or reached through the
+graph (`ScoredEntity`), and the relationships among those entities.
+
+## Scores
+
+`ScoredPassage.score` is the fused score: comparable within one context,
+meaningless across queries. `bm25` is the chunk store's BM25 score, `graph`
+the walk's score of the passage and `dense` the passage vector's
+`VectorMatch` score; each is `None` when its channel did not rank the
+passage (it was off, or the passage was not among its candidates).
+
+## Budgets
+
+`fit_to_budget` keeps passages best first while their text fits. A passage
+that does not fit whole is trimmed at its last sentence end that fits (its
+`end` moves back, so `text == source_text[start:end]` still holds), and
+skipped when no sentence end fits; later, shorter passages may then still
+fit. A passage is never cut mid-sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from redstring.domain.chunk import Chunk, trusted_chunk
+from redstring.domain.json_safety import copy_json
+from redstring.domain.relationship import Relationship  # noqa: TC001 - pydantic needs it
+from redstring.domain.retrieval import ScoredEntity  # noqa: TC001 - pydantic needs it
+
+#: A sentence ends at `.`, `!`, `?` or `…`, closing quotes and brackets included,
+#: followed by whitespace or the end of the text; a line break also ends one.
+_SENTENCE_END: Final = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*(?=\s|$)|\n")
+
+
+class ScoredPassage(BaseModel):
+    """One passage a context retrieval ranked, with the score of each channel.
+
+    `score` is fused (higher is better); `bm25`, `graph` and `dense` are
+    each channel's own score, `None` where that channel did not rank it.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    chunk: Chunk
+    score: float
+    #: The chunk store's BM25 score (always `> 0`), or `None`.
+    bm25: float | None = Field(default=None, gt=0.0)
+    #: The graph walk's score (`>= 0`), or `None`.
+    graph: float | None = Field(default=None, ge=0.0)
+    #: The passage vector's `VectorMatch` score (`0..1`), or `None`.
+    dense: float | None = Field(default=None, ge=0.0, le=1.0)
+
+
+class Context(BaseModel):
+    """The answer to one context query: passages, entities and relationships, best first.
+
+    `entities` are the query's linked entities and those the graph walk
+    reached, best first; `relationships` are the stored relationships
+    whose two ends are both among `entities`. Both are empty when the
+    retriever holds no graph.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    query: str
+    passages: list[ScoredPassage] = Field(default_factory=list)
+    entities: list[ScoredEntity] = Field(default_factory=list)
+    relationships: list[Relationship] = Field(default_factory=list)
+
+
+def sentence_prefix(text: str, limit: int) -> int:
+    """The length of the longest prefix of `text` within `limit` characters ending a sentence.
+
+    `0` when no sentence ends within `limit`. Trailing whitespace is not
+    counted as part of the prefix.
+    """
+    best = 0
+    for match in _SENTENCE_END.finditer(text):
+        end = match.end()
+        if end > limit:
+            break
+        candidate = len(text[:end].rstrip())
+        if candidate > 0:
+            best = candidate
+    return best
+
+
+def trim_chunk(chunk: Chunk, length: int) -> Chunk:
+    """`chunk` cut to its first `length` characters (`0 < length <= len(chunk.text)`)."""
+    if length == len(chunk.text):
+        return chunk
+    return trusted_chunk(
+        chunk.id,
+        chunk.tenant_id,
+        chunk.source_id,
+        chunk.ordinal,
+        chunk.text[:length],
+        chunk.start,
+        chunk.start + length,
+        copy_json(chunk.metadata) if chunk.metadata else {},
+    )
+
+
+def fit_to_budget(passages: list[ScoredPassage], budget_chars: int) -> list[ScoredPassage]:
+    """The passages, best first, whose texts together fit `budget_chars` characters.
+
+    A passage that does not fit whole is trimmed at its last sentence end
+    that fits, or skipped when none does; the scan goes on with the next
+    passage while budget is left. See the module docstring.
+    """
+    kept: list[ScoredPassage] = []
+    left = budget_chars
+    for passage in passages:
+        if left <= 0:
+            break
+        size = len(passage.chunk.text)
+        if size <= left:
+            kept.append(passage)
+            left -= size
+            continue
+        length = sentence_prefix(passage.chunk.text, left)
+        if length == 0:
+            continue
+        trimmed = trim_chunk(passage.chunk, length)
+        kept.append(passage.model_copy(update={"chunk": trimmed}))
+        left -= length
+    return kept

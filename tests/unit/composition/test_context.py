@@ -1,0 +1,160 @@
+"""A context: passages ranked by BM25 (and dense vectors), their entities and relationships."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import uuid4
+
+import pytest
+
+from redstring.chunks.adapters.memory import InMemoryChunkStore
+from redstring.composition.context import ContextRetriever
+from redstring.composition.documents import import_documents
+from redstring.domain.exceptions import DimensionMismatchError
+from redstring.domain.ids import SourceId
+from redstring.domain.source import SourceDocument
+from redstring.graph.adapters.memory import InMemoryGraphStore
+from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.vector.adapters.memory import InMemoryVectorStore
+
+TEXTS = {
+    "ada": "Ada Lovelace wrote the first program. She worked with Charles Babbage.",
+    "babbage": "Charles Babbage designed the Analytical Engine. It was never built.",
+    "turing": "Alan Turing described a universal machine. He never met Ada Lovelace.",
+}
+
+
+def documents() -> list[SourceDocument]:
+    return [SourceDocument(id=SourceId(key), text=text) for key, text in TEXTS.items()]
+
+
+async def bm25_store() -> InMemoryChunkStore:
+    chunks = InMemoryChunkStore()
+    await import_documents(documents(), TENANT, chunks=chunks)
+    return chunks
+
+
+async def test_with_only_chunks_the_context_is_the_chunk_stores_bm25_search() -> None:
+    chunks = await bm25_store()
+    context = await ContextRetriever(chunks=chunks).retrieve_context("Babbage engine", TENANT, k=2)
+    expected = await chunks.search("Babbage engine", TENANT, k=2)
+    assert [p.chunk for p in context.passages] == [hit.chunk for hit in expected]
+    assert [p.score for p in context.passages] == [hit.score for hit in expected]
+    assert [p.bm25 for p in context.passages] == [hit.score for hit in expected]
+    assert all(p.graph is None and p.dense is None for p in context.passages)
+    assert context.passages[0].chunk.source_id == "babbage"
+    assert (context.query, context.entities, context.relationships) == ("Babbage engine", [], [])
+
+
+async def test_k_zero_gives_an_empty_context_and_another_tenant_sees_nothing() -> None:
+    chunks = await bm25_store()
+    retriever = ContextRetriever(chunks=chunks)
+    assert (await retriever.retrieve_context("Babbage", TENANT, k=0)).passages == []
+    assert (await retriever.retrieve_context("Babbage", OTHER_TENANT)).passages == []
+
+
+async def test_a_budget_keeps_the_best_passage_whole_and_cuts_the_next_at_a_sentence_end() -> None:
+    chunks = await bm25_store()
+    retriever = ContextRetriever(chunks=chunks)
+    full = await retriever.retrieve_context("Ada Lovelace Babbage", TENANT, k=3)
+    first = full.passages[0].chunk.text
+    second = full.passages[1].chunk.text
+    sentence = second[: second.index(".") + 1]
+    budget = len(first) + len(sentence) + 2
+    context = await retriever.retrieve_context(
+        "Ada Lovelace Babbage", TENANT, k=3, budget_chars=budget
+    )
+    assert [p.chunk.text for p in context.passages] == [first, sentence]
+    trimmed = context.passages[1].chunk
+    assert trimmed.end == trimmed.start + len(sentence)
+    assert sum(len(p.chunk.text) for p in context.passages) <= budget
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        ({"query": "  "}, "query"),
+        ({"tenant_id": "tenant"}, "tenant_id"),
+        ({"k": -1}, "k"),
+        ({"k": True}, "k"),
+        ({"budget_chars": 0}, "budget_chars"),
+        ({"budget_chars": "100"}, "budget_chars"),
+        ({"budget_chars": 1_000_001}, "budget_chars"),
+    ],
+)
+async def test_bad_arguments_are_a_value_error_naming_them(
+    arguments: dict[str, Any], named: str
+) -> None:
+    retriever = ContextRetriever(chunks=await bm25_store())
+    call: dict[str, Any] = {"query": "Babbage", "tenant_id": TENANT, **arguments}
+    with pytest.raises(ValueError, match=named):
+        await retriever.retrieve_context(call.pop("query"), call.pop("tenant_id"), **call)
+
+
+def test_bad_collaborators_are_refused_when_the_retriever_is_built() -> None:
+    chunks = InMemoryChunkStore()
+    with pytest.raises(ValueError, match="chunks"):
+        ContextRetriever(chunks=None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="graph"):
+        ContextRetriever(chunks=chunks, graph=object())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="passage_vectors"):
+        ContextRetriever(chunks=chunks, embeddings=FakeEmbeddingProvider(dimension=8))
+    with pytest.raises(DimensionMismatchError):
+        ContextRetriever(
+            chunks=chunks,
+            embeddings=FakeEmbeddingProvider(dimension=8),
+            passage_vectors=InMemoryVectorStore(dimension=4),
+        )
+
+
+async def test_given_a_graph_the_context_holds_the_entities_its_passages_name_and_their_edges() -> (
+    None
+):
+    graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
+    ada, babbage = make_entity(name="Ada Lovelace"), make_entity(name="Charles Babbage")
+    turing = make_entity(name="Alan Turing")
+    await graph.upsert_entities([ada, babbage, turing])
+    worked = make_relationship(ada, babbage, relationship_type="worked_with")
+    await graph.upsert_relationship(worked)
+    await graph.upsert_relationship(make_relationship(turing, ada, relationship_type="read"))
+    await import_documents(documents(), TENANT, chunks=chunks, graph=graph)
+    context = await ContextRetriever(chunks=chunks, graph=graph).retrieve_context(
+        "Babbage designed", TENANT, k=1
+    )
+    assert [p.chunk.source_id for p in context.passages] == ["babbage"]
+    assert [e.entity.id for e in context.entities] == [babbage.id]
+    assert context.relationships == []
+    wider = await ContextRetriever(chunks=chunks, graph=graph).retrieve_context(
+        "first program Babbage designed", TENANT, k=2
+    )
+    assert {e.entity.id for e in wider.entities} == {ada.id, babbage.id}
+    assert wider.relationships == [worked]
+
+
+async def dense_retriever() -> ContextRetriever:
+    chunks, vectors = InMemoryChunkStore(), InMemoryVectorStore(dimension=16)
+    embeddings = FakeEmbeddingProvider(dimension=16)
+    await import_documents(
+        documents(), TENANT, chunks=chunks, embeddings=embeddings, passage_vectors=vectors
+    )
+    return ContextRetriever(chunks=chunks, embeddings=embeddings, passage_vectors=vectors)
+
+
+async def test_dense_passages_are_fused_with_bm25_by_normalized_score() -> None:
+    retriever = await dense_retriever()
+    query = TEXTS["turing"]  # the fake embeds equal texts equally: a perfect dense match
+    context = await retriever.retrieve_context(query, TENANT, k=3)
+    top = context.passages[0]
+    assert top.chunk.source_id == "turing"
+    assert top.dense == pytest.approx(1.0)
+    assert top.bm25 is not None
+    assert top.score == pytest.approx(2.0)
+    assert all(p.dense is not None for p in context.passages)
+
+
+async def test_a_passage_only_the_dense_channel_ranks_has_no_bm25_score() -> None:
+    retriever = await dense_retriever()
+    context = await retriever.retrieve_context(f"zzz{uuid4().hex}", TENANT, k=3)
+    assert len(context.passages) == 3
+    assert all(p.bm25 is None and p.dense is not None for p in context.passages)
