@@ -511,16 +511,16 @@ def view_command(entity: str, db: str, tenant: str, depth: int, out_path: str) -
 @click.option(
     "--allow-writes",
     is_flag=True,
-    help="Offer the tools that add entities and relationships (read-only without it).",
+    help="Offer the tools that add documents, entities and relationships (read-only without it).",
 )
 @embeddings_option
 def mcp_command(db: str, tenant: str, allow_writes: bool, embeddings: str) -> None:
-    """Serve the graph to an agent as MCP tools, over standard input and output.
+    """Serve the graph and its passages to an agent as MCP tools, over standard input and output.
 
-    Tools: search_entities, get_entity, list_neighbors; with --allow-writes,
-    add_entities and add_relationship too. --embeddings matters only with
-    --allow-writes (reading uses the model the vectors were made with).
-    Needs the mcp extra.
+    Tools: retrieve_context, search_entities, get_entity, list_neighbors;
+    with --allow-writes, add_documents, add_entities and add_relationship
+    too. --embeddings matters only with --allow-writes (reading uses the
+    model the vectors were made with). Needs the mcp extra.
     """
     try:
         from redstring.cli.mcp_server import serve

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
-from redstring.cli.output import print_json, print_table
+from redstring.cli.ask import ASK_K, answer, print_answer
 from redstring.cli.progress import Progress
 from redstring.cli.sources import read_sources
 from redstring.cli.stores import (
@@ -25,46 +24,16 @@ from redstring.cli.stores import (
     shown,
     tenant_id_for,
 )
-from redstring.composition import delete_document, import_documents, mentioned_entities
+from redstring.composition import delete_document, import_documents
 from redstring.domain.ids import SourceId
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from redstring.cli.ask import ContextAnswer
     from redstring.composition import DocumentImportReport
-    from redstring.domain.chunk import ScoredChunk
-    from redstring.domain.entity import Entity
     from redstring.domain.ids import TenantId
     from redstring.domain.source import SourceDocument
-
-#: Passages `ask` prints by default.
-ASK_K: Final = 5
-#: Characters of a passage's text a table row shows.
-_SNIPPET: Final = 200
-
-
-@dataclass(frozen=True)
-class Passage:
-    """One passage `ask` found: the chunk, its BM25 score, the entities it mentions."""
-
-    scored: ScoredChunk
-    entities: list[Entity]
-
-    def as_json(self) -> dict[str, Any]:
-        """The passage as the `--json` output prints it."""
-        chunk = self.scored.chunk
-        return {
-            "score": self.scored.score,
-            "source_id": chunk.source_id,
-            "title": chunk.metadata.get("title"),
-            "start": chunk.start,
-            "end": chunk.end,
-            "text": chunk.text,
-            "entities": [
-                {"id": str(entity.id), "name": entity.name, "entity_type": entity.entity_type}
-                for entity in self.entities
-            ],
-        }
 
 
 async def add_documents(
@@ -94,26 +63,30 @@ async def add_documents(
 
 
 async def ask_documents(
-    location: str, question: str, tenant_id: TenantId, *, k: int = ASK_K
-) -> list[Passage]:
-    """The `k` passages BM25 ranks best for `question`, each with the entities it mentions.
+    location: str,
+    question: str,
+    tenant_id: TenantId,
+    *,
+    k: int = ASK_K,
+    budget_chars: int | None = None,
+) -> ContextAnswer:
+    """The context for `question`: the `k` best passages, their entities and relationships.
 
     A database nothing was added to has no passages to give.
 
     Raises:
         CommandError: `location` is not an existing redstring database.
+        ValueError: a bad question, `k` or `budget_chars`.
     """
     async with await open_database(location, read_only=True, chunks=True) as database:
-        if database.chunks is None:
-            return []
-        found = await database.chunks.search(question, tenant_id, k=k)
-        entities = await mentioned_entities(
-            [each.chunk.id for each in found],
+        return await answer(
+            question,
             tenant_id,
             chunks=database.chunks,
             graph=database.graph,
+            k=k,
+            budget_chars=budget_chars,
         )
-    return [Passage(each, entities[each.chunk.id]) for each in found]
 
 
 async def delete_documents(location: str, source_ids: Sequence[str], tenant_id: TenantId) -> int:
@@ -141,36 +114,6 @@ async def delete_documents(location: str, source_ids: Sequence[str], tenant_id: 
                 source_id, tenant_id, chunks=database.chunks, event_log=database.events
             )
     return removed
-
-
-def _snippet(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _SNIPPET else flat[: _SNIPPET - 1] + "…"
-
-
-def print_passages(passages: Sequence[Passage], *, as_json: bool) -> None:
-    """The passages as a table, or as JSON with `as_json`."""
-    if as_json:
-        print_json([passage.as_json() for passage in passages])
-        return
-    if not passages:
-        click.echo("no passage matches")
-        return
-    print_table(
-        ["rank", "score", "source", "offsets", "passage", "entities"],
-        [
-            [
-                str(rank),
-                f"{passage.scored.score:.3f}",
-                passage.scored.chunk.source_id,
-                f"{passage.scored.chunk.start}-{passage.scored.chunk.end}",
-                _snippet(passage.scored.chunk.text),
-                ", ".join(entity.name for entity in passage.entities),
-            ]
-            for rank, passage in enumerate(passages, start=1)
-        ],
-        numeric=("rank", "score"),
-    )
 
 
 class Interrupt(Protocol):
@@ -232,8 +175,24 @@ def register(
         show_default=True,
         help="How many passages to print.",
     )
+    @click.option(
+        "--budget-chars",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="Keep the passages' texts within N characters, best first, cut only at a "
+        "sentence end.",
+    )
     @json_option
-    def ask_command(question: str, db: str, tenant: str, k: int, as_json: bool) -> None:
-        """The passages that best answer QUESTION (BM25), their sources and the entities named."""
-        passages = asyncio.run(ask_documents(db, question, tenant_id_for(tenant), k=k))
-        print_passages(passages, as_json=as_json)
+    def ask_command(
+        question: str, db: str, tenant: str, k: int, budget_chars: int | None, as_json: bool
+    ) -> None:
+        """The context for QUESTION: the best passages, the entities and relationships they name.
+
+        Each passage shows its fused score and each channel's (BM25, the
+        graph), its document and its offsets; --json keeps every id.
+        """
+        found = asyncio.run(
+            ask_documents(db, question, tenant_id_for(tenant), k=k, budget_chars=budget_chars)
+        )
+        print_answer(found, as_json=as_json)

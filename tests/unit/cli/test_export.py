@@ -212,8 +212,7 @@ def test_export_depth_needs_around_and_around_needs_an_entity(graph_db: Path) ->
 def test_export_jsonl_ends_with_the_mentions_and_import_reads_it_back(
     tmp_path: Path, graph_db: Path
 ) -> None:
-    from tests.unit.cli.test_mcp import ADA, BABBAGE, ENGINE
-    from tests.unit.cli.test_view import NOTE
+    from tests.unit.cli.test_mcp import ADA, BABBAGE, ENGINE, NOTE
 
     notes = tmp_path / "notes.jsonl"
     notes.write_text(json.dumps(NOTE) + "\n", encoding="utf-8")

@@ -233,13 +233,13 @@ def test_add_ask_and_delete_document_run_on_postgres(database: str, tmp_path: Pa
     assert out == f"added 2 documents (2 passages) to {shown(database)}, 2 mentions of 1 entities\n"
     status, out, err = run("ask", "what was Tokyo called", "--db", database, "--json")
     assert status == 0, err
-    [first, *_] = json.loads(out)
+    [first, *_] = json.loads(out)["passages"]
     assert (first["source_id"], first["start"], first["end"]) == ("edo", 0, 33)
     assert [entity["name"] for entity in first["entities"]] == ["Tokyo"]
     status, out, err = run("delete", "--document", "edo", "--db", database)
     assert (status, out) == (0, f"deleted 1 document (1 passage) from {shown(database)}\n"), err
     status, out, _ = run("ask", "Tokyo bay", "--db", database, "--json")
-    assert [each["source_id"] for each in json.loads(out)] == ["bay"]
+    assert [each["source_id"] for each in json.loads(out)["passages"]] == ["bay"]
 
 
 def test_ask_of_a_postgres_database_nothing_was_added_to_creates_no_chunk_tables(
@@ -247,7 +247,7 @@ def test_ask_of_a_postgres_database_nothing_was_added_to_creates_no_chunk_tables
 ) -> None:
     assert run("import", people, "--db", database, "--embeddings", "none")[0] == 0
     status, out, err = run("ask", "Ada", "--db", database, "--json")
-    assert (status, json.loads(out)) == (0, []), err
+    assert (status, json.loads(out)["passages"]) == (0, []), err
 
     async def tables() -> list[str]:
         connection = await asyncpg.connect(database)

@@ -20,6 +20,7 @@ from redstring import InMemoryGraphStore
 from redstring.cli.view import neighbourhood_page, page
 from tests.factories import TENANT, make_entity, make_relationship
 from tests.unit.cli.test_commands import imported, run
+from tests.unit.cli.test_mcp import NOTE
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -85,15 +86,6 @@ def pixels(png: bytes) -> list[tuple[int, int, int]]:
         rows.append(line)
         previous = line
     return [tuple(row[x : x + 3]) for row in rows for x in range(0, stride, size)]  # type: ignore[misc]
-
-
-#: A document naming Charles Babbage twice and Ada Lovelace once.
-NOTE = {
-    "id": "engines",
-    "title": "Engines",
-    "text": "Charles Babbage designed the Analytical Engine. Ada Lovelace wrote for it, "
-    "and Charles Babbage kept building.",
-}
 
 
 @pytest.fixture
