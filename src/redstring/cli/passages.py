@@ -13,12 +13,14 @@ from __future__ import annotations
 from itertools import batched
 from typing import TYPE_CHECKING, Final, Protocol, TypedDict
 
+from redstring.ports.chunk_store import ChunkReader, MentionReader
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from uuid import UUID
 
     from redstring.domain.chunk import Chunk, Mention
-    from redstring.domain.ids import ChunkId, EntityId, RelationshipId, TenantId
+    from redstring.domain.ids import EntityId, RelationshipId, TenantId
 
 #: Characters of text a snippet keeps on each side of a mention.
 CONTEXT_CHARS: Final = 80
@@ -28,22 +30,8 @@ WHOLE_CHARS: Final = 2 * CONTEXT_CHARS
 _BATCH: Final = 500
 
 
-class PassageReader(Protocol):
+class PassageReader(ChunkReader, MentionReader, Protocol):
     """What `passages_of` reads: a chunk store's chunks and mentions."""
-
-    async def get_chunks(self, chunk_ids: Sequence[ChunkId], tenant_id: TenantId) -> list[Chunk]:
-        """The tenant's chunks among `chunk_ids`."""
-        ...
-
-    async def mentions_of(
-        self,
-        tenant_id: TenantId,
-        *,
-        entity_ids: Sequence[EntityId] = (),
-        relationship_ids: Sequence[RelationshipId] = (),
-    ) -> list[Mention]:
-        """Every mention of the entities or relationships."""
-        ...
 
 
 class PassageRecord(TypedDict):

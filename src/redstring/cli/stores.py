@@ -202,8 +202,11 @@ async def open_database(
         CommandError: a refusal above, in one line.
     """
     database = await _open_stores(location, read_only=read_only, embeddings=embeddings)
-    if not chunks:
-        return database
+    return await _with_chunks(database, location, read_only=read_only) if chunks else database
+
+
+async def _with_chunks(database: Database, location: str, *, read_only: bool) -> Database:
+    """`database` with its chunk store attached; closed whole if that fails."""
     try:
         database.chunks = await open_chunks(location, read_only=read_only)
     except BaseException:
@@ -433,12 +436,7 @@ async def open_for_documents(location: str) -> Database:
         database = Database(
             location, SqliteGraphStore(location), None, None, None, SqliteEventLog(location)
         )
-    try:
-        database.chunks = await open_chunks(location, read_only=False)
-    except BaseException:
-        await database.close()
-        raise
-    return database
+    return await _with_chunks(database, location, read_only=False)
 
 
 def event_log(location: str) -> SqliteEventLog | PostgresEventLog:

@@ -20,6 +20,19 @@ if TYPE_CHECKING:
     from tests.postgres import PostgresSchemas
 
 
+def _tables(path: Path) -> list[tuple[str]]:
+    with sqlite3.connect(path) as connection:
+        tables = connection.execute("SELECT name FROM sqlite_master").fetchall()
+    connection.close()
+    return tables
+
+
+def _execute(path: Path, statement: str) -> None:
+    with sqlite3.connect(path) as connection:
+        connection.execute(statement)
+    connection.close()
+
+
 async def test_a_read_only_sqlite_store_reads_and_searches_but_writes_nothing(
     tmp_path: Path,
 ) -> None:
@@ -31,10 +44,10 @@ async def test_a_read_only_sqlite_store_reads_and_searches_but_writes_nothing(
     async with SqliteChunkStore(path, read_only=True) as reader:
         assert await reader.get_chunks([chunk.id], TENANT) == [chunk]
         assert [found.chunk.id for found in await reader.search("program", TENANT)] == [chunk.id]
-        with pytest.raises(StoreError, match="readonly"):
-            await reader.put_chunks([make_chunk("Another passage.", source_id="other")])
-        with pytest.raises(StoreError, match="readonly"):
-            await reader.delete_source(chunk.source_id, TENANT)
+        other = make_chunk("Another passage.", source_id="other")
+        for write in (reader.put_chunks([other]), reader.delete_source(chunk.source_id, TENANT)):
+            with pytest.raises(StoreError, match="readonly"):
+                await write
     assert path.read_bytes() == before
 
 
@@ -42,33 +55,28 @@ async def test_a_read_only_sqlite_store_refuses_a_file_without_chunks_creating_n
     tmp_path: Path,
 ) -> None:
     other = tmp_path / "other.db"
-    with sqlite3.connect(other) as connection:
-        connection.execute("CREATE TABLE notes (body TEXT)")
-    connection.close()
-    async with SqliteChunkStore(other, read_only=True) as reader:
-        with pytest.raises(StoreError, match="the file holds no chunk store"):
-            await reader.count_chunks(TENANT)
-    with sqlite3.connect(other) as connection:
-        tables = connection.execute("SELECT name FROM sqlite_master").fetchall()
-    connection.close()
-    assert tables == [("notes",)]
+    _execute(other, "CREATE TABLE notes (body TEXT)")
     missing = tmp_path / "missing.db"
-    async with SqliteChunkStore(missing, read_only=True) as reader:
-        with pytest.raises(StoreError, match="no such file"):
-            await reader.count_chunks(TENANT)
+    for path, reason in ((other, "the file holds no chunk store"), (missing, "no such file")):
+        async with SqliteChunkStore(path, read_only=True) as reader:
+            with pytest.raises(StoreError, match=reason):
+                await reader.count_chunks(TENANT)
+    assert _tables(other) == [("notes",)]
     assert not missing.exists()
 
 
 async def test_a_read_only_sqlite_store_refuses_another_schema_version(tmp_path: Path) -> None:
     path = tmp_path / "chunks.db"
-    async with SqliteChunkStore(path) as store:
-        await store.count_chunks(TENANT)
-    with sqlite3.connect(path) as connection:
-        connection.execute("UPDATE chunks_meta SET value = '99' WHERE name = 'schema_version'")
-    connection.close()
-    async with SqliteChunkStore(path, read_only=True) as reader:
+    writer = SqliteChunkStore(path)
+    await writer.count_chunks(TENANT)
+    await writer.close()
+    _execute(path, "UPDATE chunks_meta SET value = '99' WHERE name = 'schema_version'")
+    reader = SqliteChunkStore(path, read_only=True)
+    try:
         with pytest.raises(StoreError, match="schema version 99"):
             await reader.count_chunks(TENANT)
+    finally:
+        await reader.close()
 
 
 def test_read_only_must_be_a_bool(tmp_path: Path) -> None:
