@@ -62,7 +62,7 @@ from redstring.domain.blocking import (
     soundex_key,
 )
 from redstring.domain.chunk import Chunk, Mention, ScoredChunk
-from redstring.domain.context import Context, ScoredPassage
+from redstring.domain.context import Context, ContextSettings, ScoredPassage
 from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.events import (
     DocumentChunked,
@@ -235,6 +235,7 @@ __all__ = [
     "Consolidator",
     "Context",
     "ContextRetriever",
+    "ContextSettings",
     "DimensionMismatchError",
     "DocumentChunked",
     "DocumentDeleted",

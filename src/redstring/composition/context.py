@@ -17,10 +17,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from redstring.domain.context import Context, ScoredPassage, fit_to_budget
+from redstring.domain.context import Context, ContextSettings, ScoredPassage, fit_to_budget
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import ChunkId
 from redstring.domain.limits import MAX_BUDGET_CHARS
+from redstring.domain.linking import name_key
+from redstring.domain.names import entity_names
+from redstring.domain.query_linking import FIT_FLOOR, link_query, type_fit
 from redstring.domain.retrieval import ScoredEntity
 from redstring.domain.validation import (
     check_collaborator,
@@ -29,19 +32,25 @@ from redstring.domain.validation import (
     check_query,
     check_tenant_id,
 )
+from redstring.graph.walk import PassageMention, Walk, score_passages, walk
 from redstring.ports.chunk_store import ChunkReader, MentionReader
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.graph_store import GraphReader
 from redstring.ports.vector_store import VectorReader
 
 if TYPE_CHECKING:
-    from redstring.domain.chunk import Chunk
+    from redstring.domain.chunk import Chunk, ScoredChunk
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId, TenantId
     from redstring.domain.relationship import Relationship
 
 #: How many candidates each channel proposes for fusion, at least.
 _FUSION_DEPTH: Final = 50
+#: How many name-index candidates the query's entities are linked from.
+_LINK_CANDIDATES: Final = 50
+#: The seed weight of a best BM25 passage's subject, beside linked entities (whose weight is
+#: their link score); alone, they seed with their normalized BM25 score.
+_PASSAGE_SEED_SHARE: Final = 0.5
 
 
 def _normalized(scores: dict[ChunkId, float]) -> dict[ChunkId, float]:
@@ -75,8 +84,14 @@ class ContextRetriever:
         graph: GraphReader | None = None,
         embeddings: EmbeddingProvider | None = None,
         passage_vectors: VectorReader | None = None,
+        settings: ContextSettings | None = None,
     ) -> None:
         check_collaborator(chunks, ChunkReader, argument="chunks")
+        if settings is not None and not isinstance(settings, ContextSettings):
+            raise ValueError(
+                f"settings must be a ContextSettings, got {type(settings).__name__} {settings!r}"
+            )
+        self._settings = settings if settings is not None else ContextSettings()
         self._chunks = chunks
         self._mentions: MentionReader | None = None
         self._graph: GraphReader | None = None
@@ -109,9 +124,12 @@ class ContextRetriever:
         k: int = 10,
         budget_chars: int | None = None,
     ) -> Context:
-        """The at most `k` passages that best answer `query`, with their entities.
+        """The at most `k` passages that best answer `query`, with its entities and relationships.
 
         Passages are ordered by fused score, then by `str(chunk.id)`. With
+        a graph, `entities` are the at most `k` entities the walk scored
+        best (the linked ones among them), and `relationships` those the
+        walk read between two of them, ordered by `str(id)`. With
         `budget_chars`, the passages' texts together fit it: best first, a
         passage that does not fit whole trimmed at its last sentence end
         that fits, or skipped when none does (`fit_to_budget`).
@@ -132,43 +150,54 @@ class ContextRetriever:
             )
         if limit == 0:
             return Context(query=query)
-        passages = await self._passages(query, tenant, limit)
-        if budget_chars is not None:
-            passages = fit_to_budget(passages, budget_chars)
-        entities, relationships = await self._entities(passages, tenant)
-        return Context(
-            query=query, passages=passages, entities=entities, relationships=relationships
-        )
-
-    async def _passages(self, query: str, tenant: TenantId, k: int) -> list[ScoredPassage]:
-        if self._dense is None:
-            found = await self._chunks.search(query, tenant, k=k)
-            return [
+        if self._graph is None and self._dense is None:
+            found = await self._chunks.search(query, tenant, k=limit)
+            passages = [
                 ScoredPassage(chunk=hit.chunk, score=hit.score, bm25=hit.score) for hit in found
             ]
-        depth = max(k, _FUSION_DEPTH)
+            return Context(query=query, passages=_fitted(passages, budget_chars))
+        depth = max(limit, _FUSION_DEPTH)
         hits = await self._chunks.search(query, tenant, k=depth)
         chunks: dict[ChunkId, Chunk] = {hit.chunk.id: hit.chunk for hit in hits}
         bm25 = {hit.chunk.id: hit.score for hit in hits}
-        dense = await self._dense_scores(query, tenant, depth)
+        dense = await self._dense_scores(query, tenant, depth) if self._dense else {}
+        walked: Walk | None = None
+        graph: dict[ChunkId, float] = {}
+        if self._graph is not None:
+            walked = await self._walk(self._graph, query, tenant, hits)
+            graph = await self._graph_passages(self._graph, walked, tenant, chunks)
         missing = [chunk_id for chunk_id in dense if chunk_id not in chunks]
         if missing:
             for chunk in await self._chunks.get_chunks(missing, tenant):
                 chunks[chunk.id] = chunk
-        channels = [_normalized(bm25), _normalized(dense)]
+        settings = self._settings
+        channels = [
+            (1.0, _normalized(bm25)),
+            (settings.dense_weight, _normalized(dense)),
+            (settings.graph_weight, _normalized(graph)),
+        ]
         fused = {
-            chunk_id: sum(channel.get(chunk_id, 0.0) for channel in channels) for chunk_id in chunks
+            chunk_id: sum(weight * channel.get(chunk_id, 0.0) for weight, channel in channels)
+            for chunk_id in chunks
         }
-        order = sorted(fused, key=lambda chunk_id: (-fused[chunk_id], chunk_id.int))[:k]
-        return [
+        order = sorted(fused, key=lambda chunk_id: (-fused[chunk_id], chunk_id.int))[:limit]
+        passages = [
             ScoredPassage(
                 chunk=chunks[chunk_id],
                 score=fused[chunk_id],
                 bm25=bm25.get(chunk_id),
+                graph=graph.get(chunk_id),
                 dense=dense.get(chunk_id),
             )
             for chunk_id in order
         ]
+        passages = _fitted(passages, budget_chars)
+        if walked is None or self._graph is None:
+            return Context(query=query, passages=passages)
+        entities, relationships = await self._entities(self._graph, walked, tenant, limit)
+        return Context(
+            query=query, passages=passages, entities=entities, relationships=relationships
+        )
 
     async def _dense_scores(self, query: str, tenant: TenantId, depth: int) -> dict[ChunkId, float]:
         assert self._dense is not None
@@ -177,47 +206,124 @@ class ContextRetriever:
         matches = await vectors.search(vector, tenant, k=depth)
         return {ChunkId(match.entity_id): match.score for match in matches}
 
-    async def _entities(
-        self, passages: list[ScoredPassage], tenant: TenantId
-    ) -> tuple[list[ScoredEntity], list[Relationship]]:
-        """The entities the passages mention, scored by the passages' scores, and their edges."""
-        if self._graph is None or self._mentions is None or not passages:
-            return [], []
-        graph = self._graph
-        found = await self._mentions.mentions_in([p.chunk.id for p in passages], tenant)
-        by_chunk = {p.chunk.id: p.score for p in passages}
-        raw: dict[EntityId, float] = {}
-        for mention in found:
-            if mention.entity_id is not None:
-                raw[mention.entity_id] = raw.get(mention.entity_id, 0.0) + by_chunk.get(
-                    mention.chunk_id, 0.0
-                )
-        if not raw:
-            return [], []
-        canonical = await graph.resolve(list(raw), tenant)
-        scores: dict[EntityId, float] = {}
-        for entity_id, score in raw.items():
-            target = canonical[entity_id]
-            scores[target] = scores.get(target, 0.0) + score
-        held: dict[EntityId, Entity] = {
-            entity.id: entity for entity in await graph.get_entities(list(scores), tenant)
-        }
-        order = sorted(held, key=lambda entity_id: (-scores[entity_id], entity_id.int))
-        entities = [ScoredEntity(entity=held[key], score=scores[key]) for key in order]
-        return entities, await self._relationships(order, tenant)
+    async def _walk(
+        self, graph: GraphReader, query: str, tenant: TenantId, hits: list[ScoredChunk]
+    ) -> Walk:
+        """Walk from the query's linked entities and the subjects of its best BM25 passages."""
+        settings = self._settings
+        seeds: dict[EntityId, float] = {}
+        if settings.link_entities:
+            candidates = await graph.find_name_candidates(query, tenant, limit=_LINK_CANDIDATES)
+            for link in link_query(query, candidates):
+                seeds[link.entity.id] = max(seeds.get(link.entity.id, 0.0), link.score)
+        top = hits[: settings.passage_seeds]
+        if top and self._mentions is not None:
+            best = top[0].score
+            share = _PASSAGE_SEED_SHARE if seeds else 1.0
+            subjects = await self._subjects(graph, [hit.chunk for hit in top], tenant)
+            for hit in top:
+                for entity_id in subjects.get(hit.chunk.id, ()):
+                    seeds[entity_id] = seeds.get(entity_id, 0.0) + share * hit.score / best
+        fits: dict[str, float] = {}
 
-    async def _relationships(
-        self, entity_ids: list[EntityId], tenant: TenantId
-    ) -> list[Relationship]:
-        """The relationships with both ends among `entity_ids`, ordered by `str(id)`."""
-        assert self._graph is not None
-        wanted = set(entity_ids)
-        kept: dict[str, Relationship] = {}
-        for entity_id in entity_ids:
-            for relationship in await self._graph.get_relationships(entity_id, tenant):
-                if (
-                    relationship.source_entity_id in wanted
-                    and relationship.target_entity_id in wanted
-                ):
-                    kept[str(relationship.id)] = relationship
-        return [kept[key] for key in sorted(kept)]
+        def edge_weight(relationship_type: str, forward: bool) -> float:
+            if not settings.weight_edges:
+                return 1.0
+            if not forward and settings.forward_fit:
+                return FIT_FLOOR
+            weight = fits.get(relationship_type)
+            if weight is None:
+                weight = FIT_FLOOR + type_fit(query, relationship_type)
+                fits[relationship_type] = weight
+            return weight
+
+        return await walk(
+            graph,
+            tenant,
+            seeds,
+            edge_weight=edge_weight,
+            depth=settings.depth,
+            decay=settings.decay,
+            frontier=settings.frontier,
+            normalize=settings.normalize,
+        )
+
+    async def _subjects(
+        self, graph: GraphReader, chunks: list[Chunk], tenant: TenantId
+    ) -> dict[ChunkId, list[EntityId]]:
+        """The entities each chunk is about: mentioned, and named as its document's title."""
+        assert self._mentions is not None
+        titles = {chunk.id: _title_key(chunk) for chunk in chunks}
+        mentions = await self._mentions.mentions_in([chunk.id for chunk in chunks], tenant)
+        ids = list(dict.fromkeys(m.entity_id for m in mentions if m.entity_id is not None))
+        names = {entity.id: _name_keys(entity) for entity in await graph.get_entities(ids, tenant)}
+        found: dict[ChunkId, list[EntityId]] = {}
+        for mention in mentions:
+            entity_id = mention.entity_id
+            title = titles.get(mention.chunk_id)
+            if entity_id is None or not title or title not in names.get(entity_id, ()):
+                continue
+            listed = found.setdefault(mention.chunk_id, [])
+            if entity_id not in listed:
+                listed.append(entity_id)
+        return found
+
+    async def _graph_passages(
+        self,
+        graph: GraphReader,
+        walked: Walk,
+        tenant: TenantId,
+        chunks: dict[ChunkId, Chunk],
+    ) -> dict[ChunkId, float]:
+        """The passages mentioning the walk's best entities, scored by them; fills `chunks`."""
+        if self._mentions is None or not walked.scores:
+            return {}
+        scores = walked.scores
+        reached = sorted(scores, key=lambda key: (-scores[key], key.int))[: self._settings.reach]
+        mentions = await self._mentions.mentions_of(tenant, entity_ids=reached)
+        wanted = list(dict.fromkeys(m.chunk_id for m in mentions))
+        missing = [chunk_id for chunk_id in wanted if chunk_id not in chunks]
+        if missing:
+            for chunk in await self._chunks.get_chunks(missing, tenant):
+                chunks[chunk.id] = chunk
+        names = {e.id: _name_keys(e) for e in await graph.get_entities(reached, tenant)}
+        pairs = []
+        for mention in mentions:
+            held = chunks.get(mention.chunk_id)
+            if mention.entity_id is None or held is None:
+                continue
+            title = _title_key(held)
+            about = bool(title) and title in names.get(mention.entity_id, ())
+            pairs.append(PassageMention(mention.chunk_id, mention.entity_id, about))
+        return score_passages(scores, pairs, about=self._settings.about)
+
+    async def _entities(
+        self, graph: GraphReader, walked: Walk, tenant: TenantId, k: int
+    ) -> tuple[list[ScoredEntity], list[Relationship]]:
+        """The walk's best `k` entities the graph holds, and the relationships read among them."""
+        scores = walked.scores
+        order = sorted(scores, key=lambda key: (-scores[key], key.int))
+        held = {e.id: e for e in await graph.get_entities(order[: 2 * k], tenant)}
+        kept = [entity_id for entity_id in order[: 2 * k] if entity_id in held][:k]
+        entities = [ScoredEntity(entity=held[key], score=scores[key]) for key in kept]
+        wanted = set(kept)
+        relationships = [
+            edge
+            for edge in walked.relationships.values()
+            if edge.source_entity_id in wanted and edge.target_entity_id in wanted
+        ]
+        relationships.sort(key=lambda edge: edge.id.int)
+        return entities, relationships
+
+
+def _fitted(passages: list[ScoredPassage], budget_chars: int | None) -> list[ScoredPassage]:
+    return passages if budget_chars is None else fit_to_budget(passages, budget_chars)
+
+
+def _title_key(chunk: Chunk) -> str:
+    title = chunk.metadata.get("title")
+    return name_key(title) if isinstance(title, str) else ""
+
+
+def _name_keys(entity: Entity) -> frozenset[str]:
+    return frozenset(name_key(name) for name in entity_names(entity))

@@ -39,6 +39,44 @@ from redstring.domain.retrieval import ScoredEntity  # noqa: TC001 - pydantic ne
 _SENTENCE_END: Final = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*(?=\s|$)|\n")
 
 
+class ContextSettings(BaseModel):
+    """How a `ContextRetriever` walks the graph and fuses its channels.
+
+    - `depth`: hops the walk spreads from the linked entities (`1..8`);
+      `decay`: the share of its mass an entity hands on per hop.
+    - `frontier`: the most entities expanded per hop; `reach`: the most
+      walked entities whose passages are scored.
+    - `about`: how much more a passage counts for the entity it is about
+      (its document's title is the entity's name) than for one it mentions.
+    - `graph_weight`, `dense_weight`: each channel's weight in the fusion,
+      BM25's being 1.
+    - `normalize`: split an entity's mass over its relationships in
+      proportion to their weights (a personalized PageRank) rather than
+      hand each relationship `decay * weight` of it (a weighted expansion);
+      `forward_fit`: weight a relationship by its type's fit only when the
+      walk goes from its source to its target, the other way by the floor.
+    - `link_entities`: link the query's entities to seed the walk;
+      `weight_edges`: weight relationships by how well their type fits the
+      query (else every relationship weighs 1); `passage_seeds`: the most
+      BM25 passages whose subject entities also seed the walk.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    depth: int = Field(default=4, ge=1, le=8, strict=True)
+    decay: float = Field(default=0.3, gt=0.0, le=1.0)
+    frontier: int = Field(default=64, ge=1, le=10_000, strict=True)
+    reach: int = Field(default=64, ge=1, le=10_000, strict=True)
+    about: float = Field(default=4.0, ge=1.0, le=1_000.0)
+    graph_weight: float = Field(default=1.0, ge=0.0, le=1_000.0)
+    dense_weight: float = Field(default=1.0, ge=0.0, le=1_000.0)
+    normalize: bool = False
+    forward_fit: bool = False
+    link_entities: bool = True
+    weight_edges: bool = True
+    passage_seeds: int = Field(default=3, ge=0, le=100, strict=True)
+
+
 class ScoredPassage(BaseModel):
     """One passage a context retrieval ranked, with the score of each channel.
 

@@ -108,7 +108,7 @@ def test_bad_collaborators_are_refused_when_the_retriever_is_built() -> None:
         )
 
 
-async def test_given_a_graph_the_context_holds_the_entities_its_passages_name_and_their_edges() -> (
+async def test_given_a_graph_the_context_holds_the_entities_the_walk_reached_and_their_edges() -> (
     None
 ):
     graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
@@ -116,20 +116,20 @@ async def test_given_a_graph_the_context_holds_the_entities_its_passages_name_an
     turing = make_entity(name="Alan Turing")
     await graph.upsert_entities([ada, babbage, turing])
     worked = make_relationship(ada, babbage, relationship_type="worked_with")
-    await graph.upsert_relationship(worked)
-    await graph.upsert_relationship(make_relationship(turing, ada, relationship_type="read"))
+    read = make_relationship(turing, ada, relationship_type="read")
+    await graph.upsert_relationships([worked, read])
     await import_documents(documents(), TENANT, chunks=chunks, graph=graph)
-    context = await ContextRetriever(chunks=chunks, graph=graph).retrieve_context(
-        "Babbage designed", TENANT, k=1
-    )
-    assert [p.chunk.source_id for p in context.passages] == ["babbage"]
-    assert [e.entity.id for e in context.entities] == [babbage.id]
-    assert context.relationships == []
-    wider = await ContextRetriever(chunks=chunks, graph=graph).retrieve_context(
-        "first program Babbage designed", TENANT, k=2
-    )
-    assert {e.entity.id for e in wider.entities} == {ada.id, babbage.id}
-    assert wider.relationships == [worked]
+    retriever = ContextRetriever(chunks=chunks, graph=graph)
+    context = await retriever.retrieve_context("What did Charles Babbage design?", TENANT, k=2)
+    assert [e.entity.id for e in context.entities] == [babbage.id, ada.id]
+    assert context.relationships == [worked]
+    wider = await retriever.retrieve_context("What did Charles Babbage design?", TENANT, k=3)
+    assert [e.entity.id for e in wider.entities] == [babbage.id, ada.id, turing.id]
+    assert wider.relationships == sorted([worked, read], key=lambda edge: str(edge.id))
+    assert all(p.graph is not None for p in wider.passages)
+    # Ada's passage names both walked entities; Turing's only one, and no query word.
+    assert [p.chunk.source_id for p in wider.passages] == ["ada", "babbage", "turing"]
+    assert wider.passages[2].bm25 is None
 
 
 async def dense_retriever() -> ContextRetriever:

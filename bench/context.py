@@ -1,0 +1,173 @@
+"""Context retrieval on PhantomWiki: passage recall by hop count for BM25, the graph walk, fused.
+
+Loads a committed universe (`bench/phantomwiki.py`) into memory stores: its
+entities and stated relations into a graph, its articles into a chunk store
+through `import_documents` (which links each article's mentions of the
+graph's names). For every question, asks `ContextRetriever` three ways:
+
+- `bm25`: chunks alone (the BM25 channel);
+- `graph`: the walk's passage score ruling (graph weight 1000; BM25 only
+  breaks its ties);
+- `fused`: the default settings (BM25 and the walk fused by normalized score).
+
+Recall@k is the fraction of a question's gold articles (its trace set) among
+the top k distinct articles. Prints R@2/5/10 overall and R@5 by hop count, the
+share of person questions whose answer is among the context's top-10
+entities, and the fused call's p50. `--ablations` adds fused runs with no
+query linking and with no edge weighting. `--size N` instead times the fused
+call over N synthetic chunks (copies of the universe's articles under new
+titles) in memory.
+
+Usage: `uv run --all-extras python bench/context.py [--universe dev]
+[--ablations] [--size 100000]`
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+from typing import TYPE_CHECKING
+from uuid import UUID
+
+from bench.phantomwiki import UNIVERSES, Universe, load_universe
+from redstring import (
+    ContextRetriever,
+    ContextSettings,
+    InMemoryChunkStore,
+    InMemoryGraphStore,
+    TenantId,
+    import_documents,
+)
+from redstring.domain.ids import SourceId
+from redstring.domain.source import SourceDocument
+
+if TYPE_CHECKING:
+    from bench.phantomwiki import Question
+    from redstring import Context
+
+TENANT = TenantId(UUID("00000000-0000-4000-8000-0000000c0de5"))
+KS = (2, 5, 10)
+
+
+async def stores(universe: Universe) -> tuple[InMemoryChunkStore, InMemoryGraphStore]:
+    """The universe's graph and its articles, mentions linked."""
+    graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
+    await graph.upsert_entities(universe.entities(TENANT))
+    await graph.upsert_relationships(universe.relationships(TENANT))
+    await import_documents(universe.documents(), TENANT, chunks=chunks, graph=graph)
+    return chunks, graph
+
+
+def articles(universe: Universe, context: Context) -> list[str]:
+    """The titles of the context's passages, best first, each once."""
+    return list(dict.fromkeys(universe.title_of(p.chunk.source_id) for p in context.passages))
+
+
+def recall(found: list[str], gold: frozenset[str], k: int) -> float:
+    return len(gold & set(found[:k])) / len(gold)
+
+
+async def run(
+    universe: Universe, retriever: ContextRetriever, questions: tuple[Question, ...]
+) -> dict[str, object]:
+    """Recall by k and hop, answer-among-entities, and p50 of one retriever over the questions."""
+    by_k: dict[int, list[float]] = {k: [] for k in KS}
+    by_hop: dict[int, list[float]] = {}
+    answers: list[bool] = []
+    times: list[float] = []
+    for question in questions:
+        started = time.perf_counter()
+        context = await retriever.retrieve_context(question.question, TENANT, k=10)
+        times.append(time.perf_counter() - started)
+        found = articles(universe, context)
+        for k in KS:
+            by_k[k].append(recall(found, question.gold, k))
+        by_hop.setdefault(question.hops, []).append(recall(found, question.gold, 5))
+        if question.answer_is_person:
+            names = {scored.entity.name for scored in context.entities[:10]}
+            answers.append(bool(names & set(question.answers)))
+    return {
+        **{f"R@{k}": statistics.fmean(values) for k, values in by_k.items()},
+        **{f"R@5 hop {hop}": statistics.fmean(by_hop[hop]) for hop in sorted(by_hop)},
+        "answer in top-10 entities": statistics.fmean(answers) if answers else float("nan"),
+        "p50 ms": statistics.median(times) * 1000,
+    }
+
+
+def show(name: str, results: dict[str, dict[str, object]]) -> None:
+    columns = list(next(iter(results.values())))
+    print(f"\n## {name}\n")
+    print("| run | " + " | ".join(columns) + " |")
+    print("|---" * (len(columns) + 1) + "|")
+    for run_name, values in results.items():
+        cells = [
+            f"{value:.3f}" if isinstance(value, float) else str(value) for value in values.values()
+        ]
+        print(f"| {run_name} | " + " | ".join(cells) + " |")
+
+
+async def quality(name: str, *, ablations: bool) -> None:
+    universe = load_universe(name)
+    chunks, graph = await stores(universe)
+    runs: dict[str, ContextRetriever] = {
+        "bm25": ContextRetriever(chunks=chunks),
+        "graph": ContextRetriever(
+            chunks=chunks, graph=graph, settings=ContextSettings(graph_weight=1000.0)
+        ),
+        "fused": ContextRetriever(chunks=chunks, graph=graph),
+    }
+    if ablations:
+        runs["fused, no linking"] = ContextRetriever(
+            chunks=chunks, graph=graph, settings=ContextSettings(link_entities=False)
+        )
+        runs["fused, no edge weighting"] = ContextRetriever(
+            chunks=chunks, graph=graph, settings=ContextSettings(weight_edges=False)
+        )
+    results = {
+        key: await run(universe, retriever, universe.questions) for key, retriever in runs.items()
+    }
+    show(f"{name}: {len(universe.articles)} articles, {len(universe.questions)} questions", results)
+
+
+async def speed(name: str, size: int) -> None:
+    """The fused call's p50 over `size` chunks: the universe plus renamed copies of its articles."""
+    universe = load_universe(name)
+    chunks, graph = await stores(universe)
+    texts = list(universe.articles.values())
+    extra = size - len(texts)
+    batch: list[SourceDocument] = []
+    for index in range(max(extra, 0)):
+        batch.append(SourceDocument(id=SourceId(f"copy/{index}"), text=texts[index % len(texts)]))
+        if len(batch) == 5_000:
+            await import_documents(batch, TENANT, chunks=chunks)
+            batch = []
+    if batch:
+        await import_documents(batch, TENANT, chunks=chunks)
+    retriever = ContextRetriever(chunks=chunks, graph=graph)
+    times = []
+    for question in universe.questions[:100]:
+        started = time.perf_counter()
+        await retriever.retrieve_context(question.question, TENANT, k=10)
+        times.append(time.perf_counter() - started)
+    count = await chunks.count_chunks(TENANT)
+    print(f"{count} chunks: fused p50 {statistics.median(times) * 1000:.1f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--universe", choices=UNIVERSES, action="append")
+    parser.add_argument("--ablations", action="store_true")
+    parser.add_argument("--size", type=int)
+    arguments = parser.parse_args()
+    names = arguments.universe or list(UNIVERSES)
+    for name in names:
+        if arguments.size:
+            asyncio.run(speed(name, arguments.size))
+        else:
+            asyncio.run(quality(name, ablations=arguments.ablations))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""A walk spreads mass from seeds over relationships; passages score by what it reached."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from uuid import uuid4
+
+import pytest
+
+from redstring.domain.ids import ChunkId
+from redstring.graph.adapters.memory import InMemoryGraphStore
+from redstring.graph.walk import PassageMention, Walk, score_passages, walk
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from redstring.domain.entity import Entity
+    from redstring.domain.ids import EntityId, TenantId
+
+
+def weights(**by_type: float) -> Callable[[str, bool], float]:
+    def edge_weight(relationship_type: str, forward: bool) -> float:
+        del forward
+        return by_type.get(relationship_type, 1.0)
+
+    return edge_weight
+
+
+async def chain() -> tuple[InMemoryGraphStore, list[Entity]]:
+    """Ann --x--> Bob --x--> Cid, and Ann --y--> Dee."""
+    graph = InMemoryGraphStore()
+    a, b, c, d = (make_entity(name=name) for name in ("Ann", "Bob", "Cid", "Dee"))
+    await graph.upsert_entities([a, b, c, d])
+    await graph.upsert_relationships(
+        [
+            make_relationship(a, b, relationship_type="x"),
+            make_relationship(b, c, relationship_type="x"),
+            make_relationship(a, d, relationship_type="y"),
+        ]
+    )
+    return graph, [a, b, c, d]
+
+
+async def spread(
+    graph: InMemoryGraphStore,
+    seeds: dict[EntityId, float],
+    edge_weight: Callable[[str, bool], float],
+    *,
+    depth: int,
+    normalize: bool = False,
+    tenant: TenantId = TENANT,
+) -> Walk:
+    return await walk(
+        graph,
+        tenant,
+        seeds,
+        edge_weight=edge_weight,
+        depth=depth,
+        decay=0.5,
+        frontier=10,
+        normalize=normalize,
+    )
+
+
+async def test_an_expansion_hands_each_relationship_decay_times_its_weight() -> None:
+    graph, (a, b, c, d) = await chain()
+    walked = await spread(graph, {a.id: 2.0}, weights(x=1.0, y=0.5), depth=2)
+    scores = walked.scores
+    # hop 1: b .5, d .25; hop 2: a gets back .25 + .0625, c .25.
+    assert scores[b.id] == pytest.approx(0.5)
+    assert scores[d.id] == pytest.approx(0.25)
+    assert scores[c.id] == pytest.approx(0.25)
+    assert scores[a.id] == pytest.approx(1.3125)
+    assert len(walked.relationships) == 3
+
+
+async def test_a_pagerank_splits_an_entitys_mass_over_its_relationships_by_weight() -> None:
+    graph, (a, b, _, d) = await chain()
+    walked = await spread(graph, {a.id: 1.0}, weights(x=3.0, y=1.0), depth=1, normalize=True)
+    assert walked.scores[b.id] == pytest.approx(0.375)
+    assert walked.scores[d.id] == pytest.approx(0.125)
+
+
+async def test_a_weight_of_zero_carries_nothing_and_no_seed_walks_nowhere() -> None:
+    graph, (a, b, _, d) = await chain()
+    walked = await spread(graph, {a.id: 1.0}, weights(x=0.0, y=1.0), depth=3)
+    assert b.id not in walked.scores
+    assert d.id in walked.scores
+    empty = await spread(graph, {}, weights(), depth=3)
+    assert empty.scores == {}
+
+
+async def test_a_walk_never_leaves_its_tenant() -> None:
+    graph, (a, *_) = await chain()
+    walked = await spread(graph, {a.id: 1.0}, weights(), depth=3, tenant=OTHER_TENANT)
+    assert list(walked.scores) == [a.id]
+
+
+def test_a_passage_scores_its_entities_by_specificity_and_counts_its_subject_more() -> None:
+    first, second, third = (ChunkId(uuid4()) for _ in range(3))
+    ann, bob = make_entity(name="Ann"), make_entity(name="Bob")
+    mentions = [
+        PassageMention(first, ann.id, about=True),
+        PassageMention(first, ann.id, about=False),  # the same pair again counts once
+        PassageMention(second, ann.id, about=False),
+        PassageMention(second, bob.id, about=False),
+        PassageMention(third, bob.id, about=False),
+    ]
+    scores = score_passages({ann.id: 1.0, bob.id: 0.5}, mentions, about=4.0)
+    # both are named in two passages: each weighs 1 / ln 3.
+    assert scores[first] == pytest.approx(4.0 / 1.0986122886681098)
+    assert scores[second] == pytest.approx(1.5 / 1.0986122886681098)
+    assert scores[third] == pytest.approx(0.5 / 1.0986122886681098)
