@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from redstring.ports.graph_store import GraphReader
 
 _MARKERS: Final = re.compile("__TITLE__|__DATA__")
+#: The passages of one node the page holds at most; it says how many more there are.
+NODE_PASSAGES: Final = 20
 #: What JSON inside a `<script>` element must not hold as itself.
 _SCRIPT_ESCAPES: Final = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
@@ -44,7 +46,8 @@ def page(
 ) -> str:
     """The HTML page drawing `entities` and `relationships` around `start`.
 
-    `passages` holds each entity's passages, keyed by its id.
+    `passages` holds each entity's passages, keyed by its id; a node
+    shows the first `NODE_PASSAGES` and says how many more there are.
     """
     passages = passages or {}
     data: dict[str, Any] = {
@@ -57,7 +60,8 @@ def page(
                 "entity_type": entity.entity_type,
                 "description": entity.description,
                 "properties": entity.properties,
-                "passages": passages.get(entity.id, []),
+                "passages": passages.get(entity.id, [])[:NODE_PASSAGES],
+                "passage_count": len(passages.get(entity.id, [])),
             }
             for entity in entities
         ],

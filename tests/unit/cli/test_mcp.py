@@ -145,18 +145,18 @@ async def test_the_server_lists_its_read_tools_and_answers_each_over_stdio(
         assert entity["passages"][0]["snippet"].startswith("Charles Babbage designed")
 
         context = answer(
-            await client.call_tool("retrieve_context", {"query": "who designed the engine"})
+            await client.call_tool("retrieve_context", {"query": "what did Charles Babbage design"})
         )
         [passage] = context["passages"]
         assert (passage["source_id"], passage["start"], passage["end"]) == ("engines", 0, 109)
-        assert passage["bm25"] == passage["score"]
-        assert passage["graph"] is None
+        assert passage["bm25"] > 0
+        assert passage["graph"] is not None  # the question names Charles Babbage
         assert [each["id"] for each in passage["entities"]] == [BABBAGE, ENGINE, ADA]
         assert {each["id"] for each in context["entities"]} == {ADA, BABBAGE, ENGINE}
         assert [each["id"] for each in context["relationships"]] == [KNOWS, DESIGNED]
         cut = answer(
             await client.call_tool(
-                "retrieve_context", {"query": "who designed the engine", "budget_chars": 60}
+                "retrieve_context", {"query": "what did Charles Babbage design", "budget_chars": 60}
             )
         )
         [passage] = cut["passages"]
@@ -569,7 +569,7 @@ async def test_closing_a_session_on_postgres_leaves_what_was_written(
         babbage = answer(await client.call_tool("get_entity", {"entity": BABBAGE}))
         assert [(each["start"], each["end"]) for each in babbage["passages"]] == [(0, 15), (79, 94)]
         context = answer(
-            await client.call_tool("retrieve_context", {"query": "who designed the engine"})
+            await client.call_tool("retrieve_context", {"query": "what did Charles Babbage design"})
         )
         assert [each["source_id"] for each in context["passages"]] == ["engines"]
         assert [each["id"] for each in context["relationships"]] == [KNOWS, DESIGNED]

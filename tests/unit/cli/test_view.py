@@ -171,3 +171,31 @@ def test_view_refuses_a_missing_entity_and_a_missing_directory(tmp_path: Path) -
     assert not (tmp_path / "p.html").exists()
     status, _, err = run("view", "Ada Lovelace", "--db", db, "--out", tmp_path / "no" / "p.html")
     assert (status, err) == (1, f"redstring view: no such directory: {tmp_path / 'no'}\n")
+
+
+async def test_a_node_holds_at_most_its_first_passages_and_counts_the_rest() -> None:
+    from redstring import InMemoryChunkStore, Mention
+    from redstring.cli.view import NODE_PASSAGES
+    from redstring.testing.factories import make_chunk
+
+    ada = make_entity(name="Ada Lovelace")
+    graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
+    await graph.upsert_entities([ada])
+    said = [
+        make_chunk("Ada Lovelace wrote.", source_id=f"doc-{n:02d}")
+        for n in range(NODE_PASSAGES + 3)
+    ]
+    await chunks.put_chunks(said)
+    await chunks.put_mentions(
+        [
+            Mention(tenant_id=TENANT, chunk_id=each.id, entity_id=ada.id, start=0, end=12)
+            for each in said
+        ]
+    )
+    html = await neighbourhood_page(graph, TENANT, "Ada Lovelace", depth=1, chunks=chunks)
+    payload = html.split('<script type="application/json" id="data">')[1].split("</script>")[0]
+    [node] = json.loads(payload)["nodes"]
+    assert node["passage_count"] == NODE_PASSAGES + 3
+    assert [each["source_id"] for each in node["passages"]] == [
+        f"doc-{n:02d}" for n in range(NODE_PASSAGES)
+    ]
