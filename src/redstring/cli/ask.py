@@ -25,11 +25,6 @@ if TYPE_CHECKING:
     from redstring.ports.chunk_store import ChunkStore
     from redstring.ports.graph_store import GraphReader
 
-#: Passages `ask` and `retrieve_context` give by default.
-ASK_K: Final = 5
-#: Characters of a passage's text a table row shows.
-_SNIPPET: Final = 200
-
 
 class NamedEntity(TypedDict):
     """An entity as a context names it."""
@@ -86,6 +81,12 @@ class ContextAnswer(TypedDict):
     passages: list[ContextPassage]
     entities: list[ContextEntity]
     relationships: list[ContextRelationship]
+
+
+#: Passages `ask` and `retrieve_context` give by default.
+ASK_K: Final = 5
+#: Characters of a passage's text a table row shows.
+_SNIPPET: Final = 200
 
 
 def _named(entity: Entity) -> NamedEntity:
