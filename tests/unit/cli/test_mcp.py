@@ -306,6 +306,31 @@ async def test_tools_in_process_answer_as_over_stdio(graph_db: Path) -> None:
             assert "no entity named 'Nobody'" in error_text(bad)
 
 
+async def test_get_entity_gives_the_first_passages_and_counts_them_all(
+    tmp_path: Path, graph_db: Path
+) -> None:
+    from redstring.cli.mcp_server import ENTITY_PASSAGES
+
+    notes = tmp_path / "many.jsonl"
+    notes.write_text(
+        "".join(
+            json.dumps({"id": f"note-{n:02d}", "text": f"Ada Lovelace wrote note {n}."}) + "\n"
+            for n in range(ENTITY_PASSAGES + 5)
+        ),
+        encoding="utf-8",
+    )
+    status, _, err = await asyncio.to_thread(run, "add", notes, "--db", graph_db)
+    assert status == 0, err
+    reader = await open_database(str(graph_db), read_only=True, chunks=True)
+    async with reader:
+        tools = GraphTools(reader, tenant_id_for("default"), None)
+        found = await tools.get_entity("Ada Lovelace")
+    assert found["passage_count"] == ENTITY_PASSAGES + 5
+    assert [each["source_id"] for each in found["passages"]] == [
+        f"note-{n:02d}" for n in range(ENTITY_PASSAGES)
+    ]
+
+
 async def test_write_tools_in_process_record_what_they_write(graph_db: Path) -> None:
     embeddings = FakeEmbeddingProvider(dimension=HASH_DIMENSION)
     writer = await open_database(str(graph_db), read_only=False, embeddings=embeddings)

@@ -240,6 +240,10 @@ def test_add_ask_and_delete_document_run_on_postgres(database: str, tmp_path: Pa
     assert (status, out) == (0, f"deleted 1 document (1 passage) from {shown(database)}\n"), err
     status, out, _ = run("ask", "Tokyo bay", "--db", database, "--json")
     assert [each["source_id"] for each in json.loads(out)["passages"]] == ["bay"]
+    status, out, err = run("delete", "--entire-tenant", "--db", database)
+    assert (status, out) == (0, "deleted tenant 'default': 1 entity, 0 vectors, 1 passage\n"), err
+    status, out, _ = run("ask", "Tokyo bay", "--db", database, "--json")
+    assert json.loads(out)["passages"] == []
 
 
 def test_ask_of_a_postgres_database_nothing_was_added_to_creates_no_chunk_tables(
