@@ -230,10 +230,10 @@ class ContextRetriever:
             if not settings.weight_edges:
                 return 1.0
             if not forward and settings.forward_fit:
-                return FIT_FLOOR
+                return FIT_FLOOR / (1.0 + FIT_FLOOR)
             weight = fits.get(relationship_type)
             if weight is None:
-                weight = FIT_FLOOR + type_fit(query, relationship_type)
+                weight = (FIT_FLOOR + type_fit(query, relationship_type)) / (1.0 + FIT_FLOOR)
                 fits[relationship_type] = weight
             return weight
 
@@ -246,6 +246,7 @@ class ContextRetriever:
             decay=settings.decay,
             frontier=settings.frontier,
             normalize=settings.normalize,
+            best_path=settings.best_path,
         )
 
     async def _subjects(
@@ -295,7 +296,9 @@ class ContextRetriever:
             title = _title_key(held)
             about = bool(title) and title in names.get(mention.entity_id, ())
             pairs.append(PassageMention(mention.chunk_id, mention.entity_id, about))
-        return score_passages(scores, pairs, about=self._settings.about)
+        return score_passages(
+            scores, pairs, about=self._settings.about, best_only=self._settings.best_entity
+        )
 
     async def _entities(
         self, graph: GraphReader, walked: Walk, tenant: TenantId, k: int

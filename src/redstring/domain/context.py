@@ -50,9 +50,14 @@ class ContextSettings(BaseModel):
       (its document's title is the entity's name) than for one it mentions.
     - `graph_weight`, `dense_weight`: each channel's weight in the fusion,
       BM25's being 1.
-    - `normalize`: split an entity's mass over its relationships in
-      proportion to their weights (a personalized PageRank) rather than
-      hand each relationship `decay * weight` of it (a weighted expansion);
+    - `best_path`: an entity scores its best path from a seed (the
+      product of `decay * weight` over the path's relationships), not the
+      sum over every path, which lets a clique of relatives outscore the
+      entity the query names; without it, `normalize` splits an entity's
+      mass over its relationships in proportion to their weights (a
+      personalized PageRank) rather than handing each `decay * weight` of
+      it (a weighted expansion). `best_entity`: a passage scores its best
+      entity rather than the sum of them.
       `forward_fit`: weight a relationship by its type's fit only when the
       walk goes from its source to its target, the other way by the floor.
     - `link_entities`: link the query's entities to seed the walk;
@@ -64,13 +69,15 @@ class ContextSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     depth: int = Field(default=4, ge=1, le=8, strict=True)
-    decay: float = Field(default=0.3, gt=0.0, le=1.0)
-    frontier: int = Field(default=64, ge=1, le=10_000, strict=True)
+    decay: float = Field(default=0.9, gt=0.0, le=1.0)
+    frontier: int = Field(default=32, ge=1, le=10_000, strict=True)
     reach: int = Field(default=64, ge=1, le=10_000, strict=True)
     about: float = Field(default=4.0, ge=1.0, le=1_000.0)
     graph_weight: float = Field(default=1.0, ge=0.0, le=1_000.0)
     dense_weight: float = Field(default=1.0, ge=0.0, le=1_000.0)
     normalize: bool = False
+    best_path: bool = True
+    best_entity: bool = False
     forward_fit: bool = False
     link_entities: bool = True
     weight_edges: bool = True

@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 
 #: The least `name_similarity` between a query span and a name that links the entity.
 LINK_THRESHOLD: Final = 0.9
+#: The largest length difference, over the longer length, a span and a name may have and
+#: still reach `LINK_THRESHOLD`: the similarity's edit half is at most one minus it, and
+#: its Jaro-Winkler half at most 1, so their mean reaches 0.9 only above 0.8.
+_LENGTH_SLACK: Final = 0.2
 #: A one-word name links only when the word is at least this long, or matches exactly.
 _SHORT_WORD: Final = 4
 
@@ -54,6 +58,8 @@ def _best_span(
         for index in range(len(words) - size + 1):
             first, last = words[index], words[index + size - 1]
             span = query[first.start : last.end]
+            if abs(len(span) - len(name)) > _LENGTH_SLACK * max(len(span), len(name)):
+                continue  # too unequal in length to reach the threshold
             score = name_similarity(span, name)
             if size == 1 and score < 1.0 and len(first.folded) < _SHORT_WORD:
                 continue

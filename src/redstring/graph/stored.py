@@ -9,6 +9,7 @@ from pydantic import ConfigDict, create_model
 
 from redstring.domain.entity import Entity
 from redstring.domain.json_safety import copy_json
+from redstring.domain.relationship import Relationship
 
 _set_attribute: Final = object.__setattr__
 
@@ -41,17 +42,31 @@ def entity_from_json(body: str) -> Entity:
     return entity
 
 
+def _copy_with_properties[T: (Entity, Relationship)](item: T) -> T:
+    """A copy of a frozen model whose only mutable field is `properties`, copied."""
+    state = item.__dict__.copy()
+    state["properties"] = copy_json(state["properties"]) if state["properties"] else {}
+    duplicate = type(item).__new__(type(item))
+    _set_attribute(duplicate, "__dict__", state)
+    _set_attribute(duplicate, "__pydantic_fields_set__", set(item.__pydantic_fields_set__))
+    _set_attribute(duplicate, "__pydantic_extra__", None)
+    _set_attribute(duplicate, "__pydantic_private__", None)
+    return duplicate
+
+
 def copy_entity(entity: Entity) -> Entity:
     """A copy sharing nothing mutable with `entity`: what `model_copy` does, in a fifth the time.
 
     Every other field of a frozen `Entity` is immutable, so only `properties`
     is copied. No validator runs, as with `model_copy`.
     """
-    state = entity.__dict__.copy()
-    state["properties"] = copy_json(state["properties"]) if state["properties"] else {}
-    copy = Entity.__new__(Entity)
-    _set_attribute(copy, "__dict__", state)
-    _set_attribute(copy, "__pydantic_fields_set__", set(entity.__pydantic_fields_set__))
-    _set_attribute(copy, "__pydantic_extra__", None)
-    _set_attribute(copy, "__pydantic_private__", None)
-    return copy
+    return _copy_with_properties(entity)
+
+
+def copy_relationship(relationship: Relationship) -> Relationship:
+    """A copy sharing nothing mutable with `relationship`, as `copy_entity` copies an entity.
+
+    Every other field of a frozen `Relationship` is immutable, so only
+    `properties` is copied. No validator runs, as with `model_copy`.
+    """
+    return _copy_with_properties(relationship)

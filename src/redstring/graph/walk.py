@@ -7,7 +7,10 @@ it received (a bounded weighted expansion), or, with `normalize`, `decay`
 of it split over its relationships in proportion to their weights (a
 truncated personalized PageRank, where a hub does not flood its
 neighbours). An entity's score is the mass it received over all hops, the
-seeds' included. Each hop expands at most `frontier` entities, the ones
+seeds' included; with `best_path`, the mass of its best path alone (the
+product of `decay * weight` along it: a weighted breadth-first search, in
+which a clique of neighbours cannot pile up mass by their many paths).
+Each hop expands at most `frontier` entities, the ones
 holding the most mass, so a walk reads a bounded number of relationships.
 
 `score_passages` scores each passage by the entities it mentions: the sum
@@ -49,6 +52,7 @@ async def walk(
     decay: float,
     frontier: int,
     normalize: bool = True,
+    best_path: bool = False,
 ) -> Walk:
     """Spread the seeds' mass (normalized to sum 1) over the tenant's relationships.
 
@@ -91,11 +95,22 @@ async def walk(
                     if edge.source_entity_id == entity_id
                     else edge.source_entity_id
                 )
-                handed[other] = handed.get(other, 0.0) + share * weight
+                if best_path:
+                    handed[other] = max(handed.get(other, 0.0), share * weight)
+                else:
+                    handed[other] = handed.get(other, 0.0) + share * weight
+        if best_path:
+            # Only an entity reached by a better path than before walks on.
+            handed = {
+                key: value for key, value in handed.items() if value > result.scores.get(key, 0.0)
+            }
         if not handed:
             break
         for entity_id, value in handed.items():
-            result.scores[entity_id] = result.scores.get(entity_id, 0.0) + value
+            if best_path:
+                result.scores[entity_id] = value
+            else:
+                result.scores[entity_id] = result.scores.get(entity_id, 0.0) + value
         mass = handed
     return result
 
@@ -114,6 +129,7 @@ def score_passages(
     mentions: list[PassageMention],
     *,
     about: float,
+    best_only: bool = False,
 ) -> dict[ChunkId, float]:
     """Each passage's score: its entities' walk scores, weighted by specificity and `about`.
 
@@ -133,5 +149,8 @@ def score_passages(
         if score <= 0:
             continue
         weight = (about if is_about else 1.0) / math.log(1.0 + frequency[entity_id])
-        passages[chunk_id] = passages.get(chunk_id, 0.0) + score * weight
+        if best_only:
+            passages[chunk_id] = max(passages.get(chunk_id, 0.0), score * weight)
+        else:
+            passages[chunk_id] = passages.get(chunk_id, 0.0) + score * weight
     return passages

@@ -49,6 +49,7 @@ async def spread(
     *,
     depth: int,
     normalize: bool = False,
+    best_path: bool = False,
     tenant: TenantId = TENANT,
 ) -> Walk:
     return await walk(
@@ -60,6 +61,7 @@ async def spread(
         decay=0.5,
         frontier=10,
         normalize=normalize,
+        best_path=best_path,
     )
 
 
@@ -73,6 +75,16 @@ async def test_an_expansion_hands_each_relationship_decay_times_its_weight() -> 
     assert scores[c.id] == pytest.approx(0.25)
     assert scores[a.id] == pytest.approx(1.3125)
     assert len(walked.relationships) == 3
+
+
+async def test_a_best_path_walk_scores_each_entity_by_its_best_path_alone() -> None:
+    graph, (a, b, c, d) = await chain()
+    extra = make_relationship(d, c, relationship_type="x")
+    await graph.upsert_relationship(extra)
+    walked = await spread(graph, {a.id: 1.0}, weights(x=1.0, y=0.5), depth=3, best_path=True)
+    scores = walked.scores
+    # c: via b .5 * .5 = .25, via d .25 * .5 = .125; the best counts, not the sum.
+    assert scores == pytest.approx({a.id: 1.0, b.id: 0.5, c.id: 0.25, d.id: 0.25})
 
 
 async def test_a_pagerank_splits_an_entitys_mass_over_its_relationships_by_weight() -> None:

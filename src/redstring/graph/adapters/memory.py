@@ -34,7 +34,7 @@ from redstring.domain.names import (
 from redstring.domain.normalization import normalize_name
 from redstring.domain.relationship import Relationship
 from redstring.graph.name_index import UnitPostings
-from redstring.graph.stored import copy_entity
+from redstring.graph.stored import copy_entity, copy_relationship
 from redstring.ports.graph_store import LendingGraphStoreBase
 from redstring.ports.lifetime import AsyncClosable
 
@@ -73,8 +73,7 @@ def _stored_copy(entity: Entity, fields: set[str]) -> Entity:
     return copy
 
 
-def _copy_relationship(relationship: Relationship) -> Relationship:
-    return relationship.model_copy(update={"properties": copy_json(relationship.properties)})
+_copy_relationship: Final = copy_relationship
 
 
 def _id_order(item: Entity | Relationship) -> int:
