@@ -16,7 +16,7 @@ share of person questions whose answer is among the context's top-10
 entities, and the fused call's p50. `--ablations` adds fused runs with no
 query linking and with no edge weighting. `--size N` instead times the fused
 call over N synthetic chunks (copies of the universe's articles under new
-titles) in memory.
+titles) in memory. `--sqlite` runs the quality half on SQLite stores.
 
 Usage: `uv run --all-extras python bench/context.py [--universe dev]
 [--ablations] [--size 100000]`
@@ -27,7 +27,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import tempfile
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 from uuid import UUID
 
@@ -37,6 +39,8 @@ from redstring import (
     ContextSettings,
     InMemoryChunkStore,
     InMemoryGraphStore,
+    SqliteChunkStore,
+    SqliteGraphStore,
     TenantId,
     import_documents,
 )
@@ -45,15 +49,20 @@ from redstring.domain.source import SourceDocument
 
 if TYPE_CHECKING:
     from bench.phantomwiki import Question
-    from redstring import Context
+    from redstring import ChunkStore, Context, GraphStore
 
 TENANT = TenantId(UUID("00000000-0000-4000-8000-0000000c0de5"))
 KS = (2, 5, 10)
 
 
-async def stores(universe: Universe) -> tuple[InMemoryChunkStore, InMemoryGraphStore]:
-    """The universe's graph and its articles, mentions linked."""
-    graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
+type Chunks = InMemoryChunkStore | SqliteChunkStore
+type Graph = InMemoryGraphStore | SqliteGraphStore
+
+
+async def stores(universe: Universe, path: Path | None = None) -> tuple[Chunks, Graph]:
+    """The universe's graph and its articles, mentions linked: in memory, or in SQLite at `path`."""
+    graph: Graph = InMemoryGraphStore() if path is None else SqliteGraphStore(path)
+    chunks: Chunks = InMemoryChunkStore() if path is None else SqliteChunkStore(path)
     await graph.upsert_entities(universe.entities(TENANT))
     await graph.upsert_relationships(universe.relationships(TENANT))
     await import_documents(universe.documents(), TENANT, chunks=chunks, graph=graph)
@@ -108,9 +117,22 @@ def show(name: str, results: dict[str, dict[str, object]]) -> None:
         print(f"| {run_name} | " + " | ".join(cells) + " |")
 
 
-async def quality(name: str, *, ablations: bool) -> None:
+async def quality(name: str, *, ablations: bool, sqlite: bool) -> None:
     universe = load_universe(name)
-    chunks, graph = await stores(universe)
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "context.db" if sqlite else None
+        chunks, graph = await stores(universe, path)
+        try:
+            await _quality(universe, chunks, graph, ablations=ablations)
+        finally:
+            await chunks.close()
+            await graph.close()
+
+
+async def _quality(
+    universe: Universe, chunks: ChunkStore, graph: GraphStore, *, ablations: bool
+) -> None:
+    name = f"{universe.name} ({type(chunks).__name__})"
     runs: dict[str, ContextRetriever] = {
         "bm25": ContextRetriever(chunks=chunks),
         "graph": ContextRetriever(
@@ -160,13 +182,14 @@ def main() -> None:
     parser.add_argument("--universe", choices=UNIVERSES, action="append")
     parser.add_argument("--ablations", action="store_true")
     parser.add_argument("--size", type=int)
+    parser.add_argument("--sqlite", action="store_true", help="SQLite stores, not memory")
     arguments = parser.parse_args()
     names = arguments.universe or list(UNIVERSES)
     for name in names:
         if arguments.size:
             asyncio.run(speed(name, arguments.size))
         else:
-            asyncio.run(quality(name, ablations=arguments.ablations))
+            asyncio.run(quality(name, ablations=arguments.ablations, sqlite=arguments.sqlite))
 
 
 if __name__ == "__main__":

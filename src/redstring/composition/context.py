@@ -9,8 +9,13 @@ the entities it mentions and those entities to their relationships.
 With `chunks` alone the context is the BM25 channel alone: its passages
 are the chunk store's search, `score == bm25`. The other channels are
 fused with it by normalized score (each channel's scores divided by its
-best, then summed), so a passage that two channels rank well beats one
-that a single channel ranks a little better.
+best, then weighted and summed), so a passage that two channels rank well
+beats one that a single channel ranks a little better.
+
+Given a graph, the query's entities are linked (`link_query`, ADR 0077)
+and, with the subjects of the best BM25 passages, seed a walk over the
+graph's relationships (`redstring.graph.walk`, ADR 0078); passages score
+by the entities the walk reached that they mention.
 """
 
 from __future__ import annotations
@@ -67,12 +72,15 @@ class ContextRetriever:
     Holds a chunk store and, optionally, a graph (its entities, their
     relationships, and the chunk store's mentions joining the two) and an
     embedding provider with a vector store of passage vectors (keyed by
-    chunk id, as `import_documents` writes them). Only reads.
+    chunk id, as `import_documents` writes them). Only reads. `settings`
+    tunes the walk and the fusion (`ContextSettings`; the defaults are what
+    measured best, ADR 0078).
 
     Raises:
         ValueError: a collaborator does not implement its port, a graph is
-            given but `chunks` does not read mentions, or one of
-            `embeddings` and `passage_vectors` is given without the other.
+            given but `chunks` does not read mentions, one of `embeddings`
+            and `passage_vectors` is given without the other, or `settings`
+            is not a `ContextSettings`.
         DimensionMismatchError: `embeddings` and `passage_vectors` differ
             in dimension.
     """

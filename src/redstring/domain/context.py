@@ -70,7 +70,7 @@ class ContextSettings(BaseModel):
 
     depth: int = Field(default=4, ge=1, le=8, strict=True)
     decay: float = Field(default=0.9, gt=0.0, le=1.0)
-    frontier: int = Field(default=32, ge=1, le=10_000, strict=True)
+    frontier: int = Field(default=16, ge=1, le=10_000, strict=True)
     reach: int = Field(default=64, ge=1, le=10_000, strict=True)
     about: float = Field(default=4.0, ge=1.0, le=1_000.0)
     graph_weight: float = Field(default=1.0, ge=0.0, le=1_000.0)

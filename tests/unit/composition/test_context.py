@@ -10,6 +10,7 @@ import pytest
 from redstring.chunks.adapters.memory import InMemoryChunkStore
 from redstring.composition.context import ContextRetriever
 from redstring.composition.documents import import_documents
+from redstring.domain.context import ContextSettings
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import SourceId
 from redstring.domain.source import SourceDocument
@@ -158,3 +159,33 @@ async def test_a_passage_only_the_dense_channel_ranks_has_no_bm25_score() -> Non
     context = await retriever.retrieve_context(f"zzz{uuid4().hex}", TENANT, k=3)
     assert len(context.passages) == 3
     assert all(p.bm25 is None and p.dense is not None for p in context.passages)
+
+
+def test_settings_of_another_type_or_out_of_range_are_a_value_error() -> None:
+    chunks = InMemoryChunkStore()
+    with pytest.raises(ValueError, match="settings"):
+        ContextRetriever(chunks=chunks, settings={"depth": 2})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="depth"):
+        ContextSettings(depth=0)
+    with pytest.raises(ValueError, match="decay"):
+        ContextSettings(decay=1.5)
+
+
+async def test_without_linking_or_edge_weights_the_walk_still_starts_from_the_best_passages() -> (
+    None
+):
+    graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
+    ada, babbage = make_entity(name="Ada Lovelace"), make_entity(name="Charles Babbage")
+    await graph.upsert_entities([ada, babbage])
+    await graph.upsert_relationship(make_relationship(ada, babbage, relationship_type="knew"))
+    titled = [
+        SourceDocument(id=SourceId("ada"), title="Ada Lovelace", text=TEXTS["ada"]),
+        SourceDocument(id=SourceId("babbage"), title="Charles Babbage", text=TEXTS["babbage"]),
+    ]
+    await import_documents(titled, TENANT, chunks=chunks, graph=graph)
+    settings = ContextSettings(link_entities=False, weight_edges=False)
+    context = await ContextRetriever(
+        chunks=chunks, graph=graph, settings=settings
+    ).retrieve_context("first program", TENANT, k=2)
+    # BM25 finds Ada's article; its subject seeds the walk, which reaches Babbage.
+    assert [e.entity.id for e in context.entities] == [ada.id, babbage.id]

@@ -57,6 +57,7 @@ async def test_sqlite_and_memory_stores_give_identical_contexts(tmp_path: Path) 
     await fill(memory_graph, memory_chunks)
     expected = await ask(memory_graph, memory_chunks)
     assert any(context.entities for context in expected)
+    assert any(p.graph is not None for context in expected for p in context.passages)
     path = tmp_path / "context.db"
     async with SqliteGraphStore(path) as graph, SqliteChunkStore(path) as chunks:
         await fill(graph, chunks)
