@@ -341,21 +341,18 @@ class GraphTools:
         Args:
             documents: Each with an id and its text, and a title if it has one.
         """
-        assert self.database.chunks is not None  # opened for writing, it is always there
-        report = await import_documents(
-            _documents(documents),
-            self.tenant_id,
-            chunks=self.database.chunks,
-            graph=self.database.graph,
-            event_log=self.database.events,
-        )
-        return DocumentsAnswer(
-            documents=report.documents,
-            passages=report.chunks,
-            replaced=report.replaced,
-            mentions=report.mentions,
-            linked_entities=report.linked_entities,
-        )
+        chunks, graph, log = self.database.chunks, self.database.graph, self.database.events
+        assert chunks is not None  # opened for writing, it is always there
+        checked, tenant = _documents(documents), self.tenant_id
+        report = await import_documents(checked, tenant, chunks=chunks, graph=graph, event_log=log)
+        answer: DocumentsAnswer = {
+            "documents": report.documents,
+            "passages": report.chunks,
+            "replaced": report.replaced,
+            "mentions": report.mentions,
+            "linked_entities": report.linked_entities,
+        }
+        return answer
 
     async def add_relationship(
         self,
