@@ -32,7 +32,7 @@ from redstring.cli.actions import Match, Neighbor  # noqa: TC001
 from redstring.cli.ask import ContextAnswer  # noqa: TC001
 from redstring.cli.passages import PassageRecord, passages_of
 from redstring.cli.rows import RowError, Rows
-from redstring.cli.stores import CommandError, open_database, search_provider
+from redstring.cli.stores import CommandError, open_chunks, open_database, search_provider
 from redstring.composition import import_documents
 from redstring.domain.blocking import blocking_keys_for
 from redstring.domain.entity import Entity, ExtractionMethod
@@ -45,6 +45,8 @@ from redstring.domain.source import SourceDocument
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
+    from redstring.chunks.adapters.postgres import PostgresChunkStore
+    from redstring.chunks.adapters.sqlite import SqliteChunkStore
     from redstring.cli.stores import Database
     from redstring.domain.ids import TenantId
     from redstring.ports.embedding import EmbeddingProvider
@@ -189,11 +191,21 @@ class GraphTools:
     Each method is one tool; it raises `ToolError` with a one-line reason
     for a bad argument. `embeddings` is the provider the database's vectors
     were made with (`None`: it holds none, and search is lexical).
+    `location` is the `--db` the database was opened from: when it held no
+    passages then, each passage tool looks again, so documents added since
+    are found; without it, never.
     """
 
     database: Database
     tenant_id: TenantId
     embeddings: EmbeddingProvider | None
+    location: str | None = None
+
+    async def _chunks(self) -> SqliteChunkStore | PostgresChunkStore | None:
+        """The database's chunk store, opened read-only if one was added since the start."""
+        if self.database.chunks is None and self.location is not None:
+            self.database.chunks = await open_chunks(self.location, read_only=True)
+        return self.database.chunks
 
     async def search_entities(
         self,
@@ -262,10 +274,9 @@ class GraphTools:
                 )
             )
         passages: list[PassageRecord] = []
-        if self.database.chunks is not None:
-            found_passages = await passages_of(
-                self.database.chunks, self.tenant_id, entity_ids=[entity_id]
-            )
+        chunks = await self._chunks()
+        if chunks is not None:
+            found_passages = await passages_of(chunks, self.tenant_id, entity_ids=[entity_id])
             passages = found_passages.get(entity_id, [])
         return EntityAnswer(
             entity=_record(found),
@@ -293,7 +304,7 @@ class GraphTools:
         return await ask.answer(
             query,
             self.tenant_id,
-            chunks=self.database.chunks,
+            chunks=await self._chunks(),
             graph=self.database.graph,
             k=k,
             budget_chars=budget_chars,
@@ -463,6 +474,6 @@ async def serve(
             raise
     async with database:
         server = build_server(
-            GraphTools(database, tenant_id, embeddings), allow_writes=allow_writes
+            GraphTools(database, tenant_id, embeddings, location), allow_writes=allow_writes
         )
         await server.run_stdio_async()

@@ -249,6 +249,21 @@ async def test_writes_are_offered_only_with_allow_writes_and_land_in_the_databas
     assert _integrity(graph_db) == "ok"
 
 
+async def test_documents_added_while_a_read_only_server_runs_are_found(
+    tmp_path: Path, graph_db: Path
+) -> None:
+    before = await asyncio.to_thread(graph_db.read_bytes)
+    async with Client(server(graph_db)) as client:
+        query = {"query": "what did Charles Babbage design"}
+        assert answer(await client.call_tool("retrieve_context", query))["passages"] == []
+        assert await asyncio.to_thread(graph_db.read_bytes) == before  # no chunk tables made
+        await asyncio.to_thread(add_note, tmp_path, graph_db)
+        found = answer(await client.call_tool("retrieve_context", query))
+        assert [each["source_id"] for each in found["passages"]] == ["engines"]
+        babbage = answer(await client.call_tool("get_entity", {"entity": BABBAGE}))
+        assert babbage["passage_count"] == 2
+
+
 async def test_a_bad_document_refuses_the_whole_batch_and_the_server_goes_on(
     graph_db: Path,
 ) -> None:
