@@ -15,10 +15,12 @@ words of a random chunk. Prints, measured in one run:
   per chunk (traced Python memory for memory, bytes on disk for the others);
 - that the three backends return the same results (`==`) for every query.
 
-The speed half is `speed(...)`, so a quality section (BM25 against `bm25s`
-on labelled passages) can sit beside it.
+The speed half is `speed(...)`; the quality half (`bench/passage_quality.py`)
+ranks the PhantomWiki universes' articles with redstring's BM25 and with
+`bm25s` (same tokens, and its own English tokenizer) at R@2/5/10, by hop.
 
-Usage: `uv run --all-extras python bench/passages.py [--size 100000]
+Usage: `uv run --all-extras python bench/passages.py [--sections quality,speed]
+[--universes dev,heldout-500,heldout-1000] [--size 100000]
 [--backends memory,sqlite,postgres]`
 """
 
@@ -29,16 +31,23 @@ import asyncio
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 import tracemalloc
 import warnings
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import numpy as np
 
+if __package__ in (None, ""):  # run as `python bench/passages.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.passage_quality import quality
+from bench.phantomwiki import UNIVERSES
 from redstring import Chunk, ChunkId, InMemoryChunkStore, SourceId, SqliteChunkStore, TenantId
 from redstring.domain.bm25 import idf, query_terms, term_frequencies
 
@@ -289,18 +298,42 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--backends", default="memory,sqlite,postgres")
     parser.add_argument("--dsn", default=None, help="a Postgres server to use instead")
+    parser.add_argument("--sections", default="quality,speed", help="quality, speed or both")
+    parser.add_argument("--universes", default=",".join(UNIVERSES))
     arguments = parser.parse_args()
+    sections = arguments.sections.split(",")
     backends = arguments.backends.split(",")
     server, home, dsn = None, None, arguments.dsn
     if "postgres" in backends and dsn is None:
         dsn, server, home = start_postgres()
+    directory = Path(tempfile.mkdtemp(prefix="redstring-bench-quality-"))
     try:
-        asyncio.run(speed(arguments.size, arguments.queries, backends, dsn))
+        if "quality" in sections:
+            stores = {
+                backend: partial(quality_store, backend, directory, dsn)
+                for backend in backends
+                if backend != "memory"
+            }
+            asyncio.run(quality(arguments.universes.split(","), stores))
+            print()
+        if "speed" in sections:
+            asyncio.run(speed(arguments.size, arguments.queries, backends, dsn))
     finally:
+        shutil.rmtree(directory, ignore_errors=True)
         if server is not None:
             server.cleanup()
         if home is not None:
             shutil.rmtree(home, ignore_errors=True)
+
+
+def quality_store(backend: str, directory: Path, dsn: str | None, universe: str) -> ChunkStore:
+    """An empty store of `backend` for the quality run on `universe`."""
+    if backend == "sqlite":
+        return SqliteChunkStore(directory / f"{universe}.db")
+    from redstring import PostgresChunkStore
+
+    assert dsn is not None
+    return PostgresChunkStore(dsn, schema="bench_passage_quality")
 
 
 if __name__ == "__main__":

@@ -109,3 +109,23 @@ def test_an_unknown_universe_or_source_id_is_refused_by_name() -> None:
         load_universe("dev2")
     with pytest.raises(ValueError, match="'dev/Nobody'"):
         load_universe("dev").title_of("dev/Nobody")
+
+
+async def test_imported_articles_link_every_person_they_name() -> None:
+    # Occupations and hobbies are written in lowercase, and the linker reads
+    # only words a proper name could start at (ADR 0073): they are not linked.
+    universe = load_universe("dev")
+    person = universe.people[0]
+    named_in_article = {person.name} | {
+        fact.object
+        for fact in universe.facts
+        if fact.subject == person.name and fact.type not in (OCCUPATION, HOBBY)
+    }
+    async with InMemoryGraphStore() as graph, InMemoryChunkStore() as chunks:
+        await graph.upsert_entities(universe.entities(TENANT))
+        await graph.upsert_relationships(universe.relationships(TENANT))
+        await import_documents(universe.documents(), TENANT, chunks=chunks, graph=graph)
+        (chunk,) = await chunks.get_source_chunks(universe.source_id(person.name), TENANT)
+        named = {mention.entity_id for mention in await chunks.mentions_in([chunk.id], TENANT)}
+    assert named == {universe.entity_id(PERSON, name) for name in named_in_article}
+    assert len(named) > 2

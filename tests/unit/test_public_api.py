@@ -112,6 +112,9 @@ def _named_types(annotation: object) -> typing.Iterator[object]:
     if origin is None:
         yield annotation
         return
+    if origin is typing.Annotated:  # the metadata (a validator) is no type a caller names
+        yield from _named_types(get_args(annotation)[0])
+        return
     if origin is not typing.Literal:
         yield origin
         for argument in get_args(annotation):

@@ -32,6 +32,7 @@ from redstring.domain.source import SourceDocument
 from redstring.domain.validation import (
     check_collaborator,
     check_integer,
+    check_optional_collaborators,
     check_sequence,
     check_tenant_id,
 )
@@ -114,14 +115,12 @@ def _check_build_arguments(
     check_collaborator(provider, LlmProvider, argument="provider")
     check_collaborator(store, GraphStore, argument="store")
     check_tenant_id(tenant_id)
-    for argument, value, port in (
+    check_optional_collaborators(
         ("embedding_provider", embedding_provider, EmbeddingProvider),
         ("vector_store", vector_store, VectorStore),
         ("event_log", event_log, EventLog),
         ("chunks", chunks, ChunkStore),
-    ):
-        if value is not None:
-            check_collaborator(value, port, argument=argument)
+    )
     if not (domain is None or domain is AUTO or isinstance(domain, str)):
         raise ValueError(f"domain must be a domain id, AUTO or None, got {shown(domain)}")
     if (embedding_provider is None) != (vector_store is None):
@@ -234,16 +233,7 @@ async def build_graph(
     records: tuple[VectorRecord, ...] = ()
     if embedding_provider is not None and vector_store is not None and result.entities:
         records = await embed_entity_names(result.entities, embedding_provider)
-        events.append(
-            EntitiesEmbedded(
-                event_id=uuid4(),
-                tenant_id=tenant_id,
-                occurred_at=now,
-                model=embedding_provider.model,
-                dimension=embedding_provider.dimension,
-                records=records,
-            )
-        )
+        events.append(_entities_embedded(embedding_provider, tenant_id, now, records))
 
     provenance = _provenance(document, tenant_id, result, now) if chunks is not None else None
     if provenance is not None:
@@ -303,6 +293,23 @@ def _provenance(
         occurred_at=now,
         chunks=tuple(kept.values()),
         mentions=tuple(mentions),
+    )
+
+
+def _entities_embedded(
+    provider: EmbeddingProvider,
+    tenant_id: TenantId,
+    occurred_at: datetime,
+    records: tuple[VectorRecord, ...],
+) -> EntitiesEmbedded:
+    """The event recording `records`, the vectors `provider` computed for one tenant."""
+    return EntitiesEmbedded(
+        event_id=uuid4(),
+        tenant_id=tenant_id,
+        occurred_at=occurred_at,
+        model=provider.model,
+        dimension=provider.dimension,
+        records=records,
     )
 
 

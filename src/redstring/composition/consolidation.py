@@ -33,6 +33,7 @@ from redstring.domain.validation import (
     check_collaborator,
     check_entity_id,
     check_entity_ids,
+    check_optional_collaborators,
     check_tenant_id,
 )
 from redstring.ports.embedding import EmbeddingProvider
@@ -228,13 +229,11 @@ class Consolidator:
     ) -> None:
         check_collaborator(graph, GraphStore, argument="graph")
         check_collaborator(event_log, EventLog, argument="event_log")
-        for argument, value, port in (
+        check_optional_collaborators(
             ("vectors", vectors, VectorStore),
             ("embeddings", embeddings, EmbeddingProvider),
             ("adjudicator", adjudicator, MergeAdjudicator),
-        ):
-            if value is not None:
-                check_collaborator(value, port, argument=argument)
+        )
         if policy is not None and not isinstance(policy, MergePolicy):
             raise ValueError(f"policy must be a MergePolicy, got {type(policy).__name__}")
         self._kinds = _check_kinds(property_kinds)

@@ -15,8 +15,12 @@ from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict
 
-from redstring.composition.build_graph import embed_entity_names, record_and_project
-from redstring.domain.events import DocumentExtracted, EntitiesEmbedded, EntityDeleted
+from redstring.composition.build_graph import (
+    _entities_embedded,
+    embed_entity_names,
+    record_and_project,
+)
+from redstring.domain.events import DocumentExtracted, EntityDeleted
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import EntityId, SourceId, TenantId
 from redstring.domain.json_safety import check_name, shown
@@ -26,6 +30,7 @@ from redstring.domain.validation import (
     check_entities,
     check_entity_id,
     check_integer,
+    check_optional_collaborators,
     check_relationships,
     check_tenant_id,
 )
@@ -109,13 +114,11 @@ async def import_entities(
     batch = check_entities(entities)
     edges = check_relationships(relationships)
     check_collaborator(graph, GraphStore, argument="graph")
-    for argument, value, port in (
+    check_optional_collaborators(
         ("embeddings", embeddings, EmbeddingProvider),
         ("vectors", vectors, VectorStore),
         ("event_log", event_log, EventLog),
-    ):
-        if value is not None:
-            check_collaborator(value, port, argument=argument)
+    )
     source_id = check_name(source_id, argument="source_id")
     check_integer(batch_size, argument="batch_size", minimum=1, maximum=MAX_LIMIT)
     if on_progress is not None and not callable(on_progress):
@@ -167,16 +170,7 @@ async def import_entities(
             )
         )
         if embeddings is not None and records.get(tenant_id):
-            events.append(
-                EntitiesEmbedded(
-                    event_id=uuid4(),
-                    tenant_id=tenant_id,
-                    occurred_at=now,
-                    model=embeddings.model,
-                    dimension=embeddings.dimension,
-                    records=records[tenant_id],
-                )
-            )
+            events.append(_entities_embedded(embeddings, tenant_id, now, records[tenant_id]))
     if edges_by_tenant:
         stray = next(iter(edges_by_tenant.values()))[0]
         raise ValueError(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Self
+from typing import Annotated, Any, Self
 
 from pydantic import (
     BaseModel,
@@ -15,7 +15,13 @@ from pydantic import (
 )
 
 from redstring.domain.ids import EntityId, SourceId, TenantId  # noqa: TC001 - pydantic needs them
-from redstring.domain.json_safety import check_json, check_name, check_text, shown
+from redstring.domain.json_safety import (
+    STORABLE_TEXT,
+    check_name,
+    check_text,
+    filled_name,
+    storable_json,
+)
 from redstring.domain.keys import keys_of
 from redstring.domain.normalization import normalize_name
 
@@ -50,14 +56,14 @@ class Entity(BaseModel):
 
     id: EntityId
     tenant_id: TenantId
-    name: str
+    name: Annotated[str, filled_name("name")]
     normalized_name: str
-    entity_type: str
-    description: str | None = None
-    source_id: SourceId | None = None
-    properties: dict[str, Any] = Field(default_factory=dict)
+    entity_type: Annotated[str, filled_name("entity_type")]
+    description: Annotated[str | None, STORABLE_TEXT] = None
+    source_id: Annotated[SourceId | None, STORABLE_TEXT] = None
+    properties: Annotated[dict[str, Any], storable_json("properties")] = Field(default_factory=dict)
     extraction_method: ExtractionMethod
-    model: str | None = None
+    model: Annotated[str | None, STORABLE_TEXT] = None
     confidence: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
     blocking_keys: frozenset[str] | None = None
 
@@ -80,34 +86,10 @@ class Entity(BaseModel):
             self.model_fields_set.add("blocking_keys")
         return self
 
-    @field_validator("name")
-    @classmethod
-    def _name_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError(f"name must not be blank: {shown(value)}")
-        return check_name(value, argument="name")
-
-    @field_validator("entity_type")
-    @classmethod
-    def _type_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError(f"entity_type must not be blank: {value!r}")
-        return check_name(value, argument="entity_type")
-
     @field_validator("normalized_name")
     @classmethod
     def _normalized_name_is_bounded(cls, value: str) -> str:
         return check_name(value, argument="normalized_name")
-
-    @field_validator("description", "source_id", "model")
-    @classmethod
-    def _text_is_storable(cls, value: str | None) -> str | None:
-        return None if value is None else check_text(value, field="text field")
-
-    @field_validator("properties")
-    @classmethod
-    def _properties_are_storable(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return check_json(value, field="properties")
 
     @field_serializer("blocking_keys", when_used="json")
     def _keys_in_order(self, value: frozenset[str] | None) -> list[str] | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime
-from typing import Annotated, Literal, Self
+from typing import Annotated, ClassVar, Literal, Self
 from uuid import UUID  # noqa: TC003 - pydantic needs it at runtime
 
 from pydantic import (
@@ -31,7 +31,7 @@ from redstring.domain.ids import (  # noqa: TC001 - pydantic needs them
     SourceId,
     TenantId,
 )
-from redstring.domain.json_safety import check_text
+from redstring.domain.json_safety import check_filled, check_text
 from redstring.domain.relationship import Relationship  # noqa: TC001 - pydantic needs it
 from redstring.domain.vector import VectorRecord
 
@@ -45,21 +45,31 @@ def _utc(value: datetime) -> datetime:
         raise ValueError(f"occurred_at {value.isoformat()} has no UTC equivalent") from exc
 
 
-def _not_blank(value: str, *, field: str) -> str:
-    if not value.strip():
-        raise ValueError(f"{field} must not be blank: {value!r}")
-    return check_text(value, field=field)
-
-
 class _Event(BaseModel):
-    """What every event shares: frozen, no unknown fields, `occurred_at` in UTC."""
+    """What every event shares: frozen, no unknown fields, `occurred_at` in UTC, no blank text.
+
+    A subclass pins `kind` and `version` as literals and declares
+    `occurred_at` after its own leading fields, so each kind keeps its
+    field order on the wire.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: str
+    version: int
+    event_id: UUID
+    tenant_id: TenantId
 
     @field_validator("occurred_at", check_fields=False)
     @classmethod
     def _occurred_at_is_utc(cls, value: datetime) -> datetime:
         return _utc(value)
+
+    @field_validator("source_id", "domain", "model", "reason", check_fields=False)
+    @classmethod
+    def _text_not_blank(cls, value: str, info: ValidationInfo) -> str:
+        field = info.field_name or "text field"
+        return check_text(check_filled(value, field=field), field=field)
 
 
 class DocumentExtracted(_Event):
@@ -76,19 +86,12 @@ class DocumentExtracted(_Event):
 
     kind: Literal["document_extracted"] = "document_extracted"
     version: Literal[1] = 1
-    event_id: UUID
-    tenant_id: TenantId
     source_id: SourceId
     occurred_at: datetime
     domain: str
     model: str
     entities: tuple[Entity, ...]
     relationships: tuple[Relationship, ...]
-
-    @field_validator("source_id", "domain", "model")
-    @classmethod
-    def _text_not_blank(cls, value: str, info: ValidationInfo) -> str:
-        return _not_blank(value, field=info.field_name or "text field")
 
     @model_validator(mode="after")
     def _one_tenant_and_no_dangling_endpoint(self) -> Self:
@@ -115,7 +118,43 @@ class DocumentExtracted(_Event):
         return self
 
 
-class EntitiesEmbedded(_Event):
+class _VectorsEmbedded(_Event):
+    """What `EntitiesEmbedded` and `PassagesEmbedded` share: records of one tenant and dimension.
+
+    A record of another tenant or dimension, or one no vector store could
+    hold (a NaN, an infinite or an all-zero vector), is refused; the message
+    names the record's `_owner`.
+    """
+
+    _owner: ClassVar[str]
+    occurred_at: datetime
+    model: str
+    dimension: int = Field(ge=1)
+    records: tuple[VectorRecord, ...]
+
+    @model_validator(mode="after")
+    def _one_tenant_and_one_dimension(self) -> Self:
+        for record in self.records:
+            name = f"record for {self._owner} {record.entity_id}"
+            if record.tenant_id != self.tenant_id:
+                raise ValueError(
+                    f"{name} belongs to tenant {record.tenant_id}, "
+                    f"not the event's tenant {self.tenant_id}"
+                )
+            if len(record.vector) != self.dimension:
+                raise ValueError(
+                    f"{name} has {len(record.vector)} components, not {self.dimension}"
+                )
+            # `sum` is the fast check; it also overflows on huge finite components,
+            # which the exact check below then lets through.
+            if not math.isfinite(sum(record.vector)) and not all(map(math.isfinite, record.vector)):
+                raise ValueError(f"{name} has a NaN or infinite component")
+            if not any(record.vector):
+                raise ValueError(f"{name} is all zeros")
+        return self
+
+
+class EntitiesEmbedded(_VectorsEmbedded):
     """Vectors an embedding model computed for entities of one tenant.
 
     Every record belongs to `tenant_id` and has `dimension` finite components,
@@ -129,42 +168,7 @@ class EntitiesEmbedded(_Event):
 
     kind: Literal["entities_embedded"] = "entities_embedded"
     version: Literal[1] = 1
-    event_id: UUID
-    tenant_id: TenantId
-    occurred_at: datetime
-    model: str
-    dimension: int = Field(ge=1)
-    records: tuple[VectorRecord, ...]
-
-    @field_validator("model")
-    @classmethod
-    def _model_not_blank(cls, value: str) -> str:
-        return _not_blank(value, field="model")
-
-    @model_validator(mode="after")
-    def _one_tenant_and_one_dimension(self) -> Self:
-        _check_records(self.records, self.tenant_id, self.dimension, owner="entity")
-        return self
-
-
-def _check_records(
-    records: tuple[VectorRecord, ...], tenant_id: TenantId, dimension: int, *, owner: str
-) -> None:
-    """Refuse a record of another tenant or dimension, or one no vector store could hold."""
-    for record in records:
-        name = f"record for {owner} {record.entity_id}"
-        if record.tenant_id != tenant_id:
-            raise ValueError(
-                f"{name} belongs to tenant {record.tenant_id}, not the event's tenant {tenant_id}"
-            )
-        if len(record.vector) != dimension:
-            raise ValueError(f"{name} has {len(record.vector)} components, not {dimension}")
-        # `sum` is the fast check; it also overflows on huge finite components,
-        # which the exact check below then lets through.
-        if not math.isfinite(sum(record.vector)) and not all(map(math.isfinite, record.vector)):
-            raise ValueError(f"{name} has a NaN or infinite component")
-        if not any(record.vector):
-            raise ValueError(f"{name} is all zeros")
+    _owner: ClassVar[str] = "entity"
 
 
 def _check_tenant(
@@ -199,8 +203,6 @@ class EntitiesMerged(_Event):
 
     kind: Literal["entities_merged"] = "entities_merged"
     version: Literal[1] = 1
-    event_id: UUID
-    tenant_id: TenantId
     occurred_at: datetime
     canonical: Entity
     merged_ids: tuple[EntityId, ...]
@@ -214,11 +216,6 @@ class EntitiesMerged(_Event):
     def canonical_id(self) -> EntityId:
         """The id of the entity the others were merged into."""
         return self.canonical.id
-
-    @field_validator("reason")
-    @classmethod
-    def _reason_not_blank(cls, value: str) -> str:
-        return _not_blank(value, field="reason")
 
     @model_validator(mode="after")
     def _a_whole_merge_of_one_tenant(self) -> Self:
@@ -251,8 +248,6 @@ class MergeUndone(_Event):
 
     kind: Literal["merge_undone"] = "merge_undone"
     version: Literal[1] = 1
-    event_id: UUID
-    tenant_id: TenantId
     occurred_at: datetime
     merge_event_id: UUID
     canonical_id: EntityId
@@ -283,8 +278,6 @@ class EntityDeleted(_Event):
 
     kind: Literal["entity_deleted"] = "entity_deleted"
     version: Literal[1] = 1
-    event_id: UUID
-    tenant_id: TenantId
     occurred_at: datetime
     entity_id: EntityId
 
@@ -304,17 +297,10 @@ class DocumentChunked(_Event):
 
     kind: Literal["document_chunked"] = "document_chunked"
     version: Literal[1] = 1
-    event_id: UUID
-    tenant_id: TenantId
     source_id: SourceId
     occurred_at: datetime
     chunks: tuple[Chunk, ...]
     mentions: tuple[Mention, ...] = ()
-
-    @field_validator("source_id")
-    @classmethod
-    def _source_not_blank(cls, value: str) -> str:
-        return _not_blank(value, field="source_id")
 
     @model_validator(mode="after")
     def _one_source_and_mentions_of_its_chunks(self) -> Self:
@@ -345,7 +331,7 @@ class DocumentChunked(_Event):
         return self
 
 
-class PassagesEmbedded(_Event):
+class PassagesEmbedded(_VectorsEmbedded):
     """Vectors an embedding model computed for chunks of one tenant.
 
     Each record's `entity_id` holds the id of the chunk it embeds (a
@@ -360,22 +346,7 @@ class PassagesEmbedded(_Event):
 
     kind: Literal["passages_embedded"] = "passages_embedded"
     version: Literal[1] = 1
-    event_id: UUID
-    tenant_id: TenantId
-    occurred_at: datetime
-    model: str
-    dimension: int = Field(ge=1)
-    records: tuple[VectorRecord, ...]
-
-    @field_validator("model")
-    @classmethod
-    def _model_not_blank(cls, value: str) -> str:
-        return _not_blank(value, field="model")
-
-    @model_validator(mode="after")
-    def _one_tenant_and_one_dimension(self) -> Self:
-        _check_records(self.records, self.tenant_id, self.dimension, owner="chunk")
-        return self
+    _owner: ClassVar[str] = "chunk"
 
 
 class DocumentDeleted(_Event):
@@ -388,16 +359,9 @@ class DocumentDeleted(_Event):
 
     kind: Literal["document_deleted"] = "document_deleted"
     version: Literal[1] = 1
-    event_id: UUID
-    tenant_id: TenantId
     occurred_at: datetime
     source_id: SourceId
     chunk_ids: tuple[ChunkId, ...] = ()
-
-    @field_validator("source_id")
-    @classmethod
-    def _source_not_blank(cls, value: str) -> str:
-        return _not_blank(value, field="source_id")
 
 
 #: The kinds of event, each a model.

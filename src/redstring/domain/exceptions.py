@@ -195,3 +195,12 @@ class MissingChunkError(RedstringError):
         self.chunk_id = chunk_id
         self.tenant_id = tenant_id
         super().__init__(f"chunk {chunk_id} does not exist in tenant {tenant_id}")
+
+
+def missing_extra(needs: str, extra: str) -> ImportError:
+    """The `ImportError` of a module whose optional dependency is not installed.
+
+    `needs` says what is missing ("redstring.vector.adapters.hnsw needs
+    hnswlib"); the message adds how to install the `extra` that brings it.
+    """
+    return ImportError(f"{needs}: install redstring[{extra}] (pip install 'redstring[{extra}]')")

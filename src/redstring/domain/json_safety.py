@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import math
 import re
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final, cast
+
+from pydantic import AfterValidator
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -47,6 +50,37 @@ def check_text(value: str, *, field: str) -> str:
     raise ValueError(f"{field} contains an unpaired surrogate: {value!r}")
 
 
+def _optional_text(value: str | None) -> str | None:
+    return None if value is None else check_text(value, field="text field")
+
+
+#: The validator of an optional text field: `None`, or text every store can hold.
+STORABLE_TEXT: Final = AfterValidator(_optional_text)
+
+
+def storable_json(field: str) -> AfterValidator:
+    """The validator of a JSON field named `field`: `check_json` at the field."""
+    return AfterValidator(partial(check_json, field=field))
+
+
+def filled_name(field: str) -> AfterValidator:
+    """The validator of a name field named `field`: not blank, then `check_name`."""
+
+    def check(value: str) -> str:
+        return check_name(check_filled(value, field=field), argument=field)
+
+    return AfterValidator(check)
+
+
+def filled_text(field: str) -> AfterValidator:
+    """The validator of a text field named `field`: not blank, then `check_text`."""
+
+    def check(value: str) -> str:
+        return check_text(check_filled(value, field=field), field=field)
+
+    return AfterValidator(check)
+
+
 #: The longest value a message quotes before cutting it short.
 _SHOWN = 80
 
@@ -57,6 +91,17 @@ def shown(value: object) -> str:
     if len(text) <= _SHOWN:
         return text
     return f"{text[:_SHOWN]}... ({len(text)} characters)"
+
+
+def check_filled(value: str, *, field: str) -> str:
+    """`value`, once it holds something besides white space.
+
+    Raises:
+        ValueError: `value` is empty or only white space; the message names `field`.
+    """
+    if not value.strip():
+        raise ValueError(f"{field} must not be blank: {shown(value)}")
+    return value
 
 
 def check_name(value: object, *, argument: str, maximum: int = MAX_NAME_LENGTH) -> str:

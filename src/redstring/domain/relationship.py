@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from redstring.domain.entity import ExtractionMethod
 from redstring.domain.ids import EntityId, RelationshipId, SourceId, TenantId  # noqa: TC001
-from redstring.domain.json_safety import check_json, check_name, check_text
+from redstring.domain.json_safety import STORABLE_TEXT, filled_name, storable_json
 
 
 class Relationship(BaseModel):
@@ -25,27 +25,10 @@ class Relationship(BaseModel):
     tenant_id: TenantId
     source_entity_id: EntityId
     target_entity_id: EntityId
-    relationship_type: str
-    description: str | None = None
-    source_id: SourceId | None = None
-    properties: dict[str, Any] = Field(default_factory=dict)
+    relationship_type: Annotated[str, filled_name("relationship_type")]
+    description: Annotated[str | None, STORABLE_TEXT] = None
+    source_id: Annotated[SourceId | None, STORABLE_TEXT] = None
+    properties: Annotated[dict[str, Any], storable_json("properties")] = Field(default_factory=dict)
     extraction_method: ExtractionMethod = ExtractionMethod.LLM
-    model: str | None = None
+    model: Annotated[str | None, STORABLE_TEXT] = None
     confidence: float = Field(default=1.0, ge=0.0, le=1.0, allow_inf_nan=False)
-
-    @field_validator("relationship_type")
-    @classmethod
-    def _type_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError(f"relationship_type must not be blank: {value!r}")
-        return check_name(value, argument="relationship_type")
-
-    @field_validator("description", "source_id", "model")
-    @classmethod
-    def _text_is_storable(cls, value: str | None) -> str | None:
-        return None if value is None else check_text(value, field="text field")
-
-    @field_validator("properties")
-    @classmethod
-    def _properties_are_storable(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return check_json(value, field="properties")

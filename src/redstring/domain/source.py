@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime  # noqa: TC003 - pydantic needs it at runtime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from redstring.domain.ids import SourceId  # noqa: TC001 - pydantic needs it at runtime
-from redstring.domain.json_safety import check_json, check_text
+from redstring.domain.json_safety import STORABLE_TEXT, filled_text, storable_json
 
 
 class SourceDocument(BaseModel):
@@ -20,31 +20,12 @@ class SourceDocument(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: SourceId
-    text: str
-    uri: str | None = None
-    title: str | None = None
+    id: Annotated[SourceId, filled_text("id")]
+    text: Annotated[str, filled_text("text")]
+    uri: Annotated[str | None, STORABLE_TEXT] = None
+    title: Annotated[str | None, STORABLE_TEXT] = None
     published_at: datetime | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("id")
-    @classmethod
-    def _id_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError(f"id must not be blank: {value!r}")
-        return check_text(value, field="id")
-
-    @field_validator("text")
-    @classmethod
-    def _text_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("text must not be blank")
-        return check_text(value, field="text")
-
-    @field_validator("uri", "title")
-    @classmethod
-    def _text_is_storable(cls, value: str | None) -> str | None:
-        return None if value is None else check_text(value, field="text field")
+    metadata: Annotated[dict[str, Any], storable_json("metadata")] = Field(default_factory=dict)
 
     @field_validator("published_at")
     @classmethod
@@ -52,8 +33,3 @@ class SourceDocument(BaseModel):
         if value is not None and value.utcoffset() is None:
             raise ValueError(f"published_at must be timezone-aware, got naive {value.isoformat()}")
         return value
-
-    @field_validator("metadata")
-    @classmethod
-    def _metadata_is_storable(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return check_json(value, field="metadata")

@@ -15,13 +15,14 @@ adapters came to answer the same call differently.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.json_safety import (
+    check_filled,
     check_json,
     check_name,
     check_text,
@@ -137,6 +138,22 @@ def check_names(value: object, *, argument: str) -> Sequence[str]:
     return items
 
 
+def check_texts(value: object, *, argument: str = "texts") -> list[str]:
+    """`value` as a new list, once it is a sequence of strings and not itself a string.
+
+    Raises:
+        ValueError: `value` is a string or no sequence, or an item is no
+            string; the message names the item's index.
+    """
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ValueError(f"{argument} must be a sequence of strings, got {value!r}")
+    batch = list(value)
+    for index, text in enumerate(batch):
+        if not isinstance(text, str):
+            raise ValueError(f"{argument}[{index}] must be a string, got {text!r}")
+    return batch
+
+
 def check_entity_types(value: object, *, argument: str = "entity_types") -> Sequence[str] | None:
     """`None` (no filter), or a sequence of type names (`[]` matches nothing)."""
     return None if value is None else check_names(value, argument=argument)
@@ -168,27 +185,28 @@ def _check_confidence(value: object, *, argument: str) -> None:
         raise ValueError(f"{argument} must be a finite number within 0..1, got {shown(value)}")
 
 
-def _check_common(item: Entity | Relationship, *, argument: str) -> None:
-    """The fields entities and relationships share, re-checked cheaply."""
-    check_tenant_id(item.tenant_id, argument=f"{argument}.tenant_id")
-    _check_stored_text(item.description, argument=f"{argument}.description")
-    _check_stored_text(item.source_id, argument=f"{argument}.source_id")
-    _check_stored_text(item.model, argument=f"{argument}.model")
-    if not isinstance(item.properties, dict):
-        raise ValueError(f"{argument}.properties must be a dict, got {shown(item.properties)}")
-    check_json(item.properties, field=f"{argument}.properties")
-    if not isinstance(item.extraction_method, ExtractionMethod):
-        raise ValueError(
-            f"{argument}.extraction_method must be an ExtractionMethod, "
-            f"got {shown(item.extraction_method)}"
-        )
-    _check_confidence(item.confidence, argument=f"{argument}.confidence")
+def _check_properties(value: object, *, argument: str) -> None:
+    if not isinstance(value, dict):
+        raise ValueError(f"{argument} must be a dict, got {shown(value)}")
+    check_json(value, field=argument)
+
+
+def _check_method(value: object, *, argument: str) -> None:
+    if not isinstance(value, ExtractionMethod):
+        raise ValueError(f"{argument} must be an ExtractionMethod, got {shown(value)}")
+
+
+def _check_blocking_keys(value: object, *, argument: str) -> None:
+    if value is None:
+        return
+    if not isinstance(value, frozenset):
+        raise ValueError(f"{argument} must be a frozenset, got {shown(value)}")
+    for key in value:
+        _check_stored_text(key, argument=argument, optional=False)
 
 
 def _check_type_name(value: object, *, argument: str) -> None:
-    name = check_name(value, argument=argument)
-    if not name.strip():
-        raise ValueError(f"{argument} must not be blank: {name!r}")
+    check_filled(check_name(value, argument=argument), field=argument)
 
 
 def _storable_text(*texts: str | None) -> bool:
@@ -200,7 +218,7 @@ def _storable_text(*texts: str | None) -> bool:
 
 
 def _storable_common(item: Entity | Relationship) -> bool:
-    """The fast, silent form of `_check_common`."""
+    """The fast, silent form of the checks in `_COMMON_CHECKS`."""
     confidence = item.confidence
     return (
         isinstance(item.tenant_id, UUID)
@@ -352,6 +370,55 @@ def _storable_relationship(relationship: object) -> bool:
     )
 
 
+#: A field's name and the check of its value, which takes the field's path as `argument`.
+type _FieldCheck = tuple[str, Callable[..., object]]
+
+#: The fields entities and relationships share, in the order they are checked.
+_COMMON_CHECKS: Final[tuple[_FieldCheck, ...]] = (
+    ("tenant_id", check_tenant_id),
+    ("description", _check_stored_text),
+    ("source_id", _check_stored_text),
+    ("model", _check_stored_text),
+    ("properties", _check_properties),
+    ("extraction_method", _check_method),
+    ("confidence", _check_confidence),
+)
+_ENTITY_CHECKS: Final[tuple[_FieldCheck, ...]] = (
+    ("id", check_entity_id),
+    ("name", _check_type_name),
+    ("normalized_name", check_name),
+    ("entity_type", _check_type_name),
+    *_COMMON_CHECKS,
+    ("blocking_keys", _check_blocking_keys),
+)
+_RELATIONSHIP_CHECKS: Final[tuple[_FieldCheck, ...]] = (
+    ("id", check_relationship_id),
+    ("source_entity_id", check_entity_id),
+    ("target_entity_id", check_entity_id),
+    ("relationship_type", _check_type_name),
+    *_COMMON_CHECKS,
+)
+
+
+def _check_each(
+    items: Sequence[object],
+    argument: str,
+    kind: type,
+    storable: Callable[[object], bool],
+    checks: tuple[_FieldCheck, ...],
+) -> None:
+    """Raise `ValueError` for the first item `storable` refuses, naming its field."""
+    for index, item in enumerate(items):
+        if storable(item):
+            continue
+        at = f"{argument}[{index}]"
+        if not isinstance(item, kind):
+            article = "an" if kind.__name__[0] in "AEIOU" else "a"
+            raise ValueError(f"{at} is not {article} {kind.__name__}: {shown(item)}")
+        for field, check in checks:
+            check(getattr(item, field), argument=f"{at}.{field}")
+
+
 def check_entities(value: object, *, argument: str = "entities") -> Sequence[Entity]:
     """`value`, once it is a sequence of entities every store can write and read back.
 
@@ -361,25 +428,8 @@ def check_entities(value: object, *, argument: str = "entities") -> Sequence[Ent
     writing any of the batch.
     """
     items = check_sequence(value, argument=argument)
-    if _storable_entities(items):
-        return items
-    for index, entity in enumerate(items):
-        if _storable_entity(entity):
-            continue
-        at = f"{argument}[{index}]"
-        if not isinstance(entity, Entity):
-            raise ValueError(f"{at} is not an Entity: {shown(entity)}")
-        check_entity_id(entity.id, argument=f"{at}.id")
-        _check_type_name(entity.name, argument=f"{at}.name")
-        check_name(entity.normalized_name, argument=f"{at}.normalized_name")
-        _check_type_name(entity.entity_type, argument=f"{at}.entity_type")
-        _check_common(entity, argument=at)
-        keys = entity.blocking_keys
-        if keys is not None:
-            if not isinstance(keys, frozenset):
-                raise ValueError(f"{at}.blocking_keys must be a frozenset, got {shown(keys)}")
-            for key in keys:
-                _check_stored_text(key, argument=f"{at}.blocking_keys", optional=False)
+    if not _storable_entities(items):
+        _check_each(items, argument, Entity, _storable_entity, _ENTITY_CHECKS)
     return items
 
 
@@ -391,17 +441,7 @@ def check_relationships(
     The store-edge counterpart of `check_entities`.
     """
     items = check_sequence(value, argument=argument)
-    for index, relationship in enumerate(items):
-        if _storable_relationship(relationship):
-            continue
-        at = f"{argument}[{index}]"
-        if not isinstance(relationship, Relationship):
-            raise ValueError(f"{at} is not a Relationship: {shown(relationship)}")
-        check_relationship_id(relationship.id, argument=f"{at}.id")
-        check_entity_id(relationship.source_entity_id, argument=f"{at}.source_entity_id")
-        check_entity_id(relationship.target_entity_id, argument=f"{at}.target_entity_id")
-        _check_type_name(relationship.relationship_type, argument=f"{at}.relationship_type")
-        _check_common(relationship, argument=at)
+    _check_each(items, argument, Relationship, _storable_relationship, _RELATIONSHIP_CHECKS)
     return items
 
 
@@ -416,6 +456,13 @@ def check_collaborator[T](value: T, port: type, *, argument: str) -> T:
             f"{argument} must implement {port.__name__}, got {type(value).__name__} {shown(value)}"
         )
     return value
+
+
+def check_optional_collaborators(*collaborators: tuple[str, object, type]) -> None:
+    """`check_collaborator` for each `(argument, value, port)` whose value is not `None`."""
+    for argument, value, port in collaborators:
+        if value is not None:
+            check_collaborator(value, port, argument=argument)
 
 
 def check_path(value: object, *, argument: str = "path") -> str:

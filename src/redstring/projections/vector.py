@@ -21,7 +21,20 @@ if TYPE_CHECKING:
     from redstring.domain.events import Event
 
 
-class VectorProjection:
+class _VectorsProjection:
+    """What both vector projections share: a whole `VectorStore` and its embedding writes."""
+
+    def __init__(self, store: VectorStore) -> None:
+        self._store = check_collaborator(store, VectorStore, argument="store")
+
+    async def _write(self, event: EntitiesEmbedded | PassagesEmbedded) -> None:
+        """Write the event's vectors in one batch, or raise `DimensionMismatchError`."""
+        if event.dimension != self._store.dimension:
+            raise DimensionMismatchError(expected=self._store.dimension, actual=event.dimension)
+        await self._store.upsert_many(event.records)
+
+
+class VectorProjection(_VectorsProjection):
     """Writes each embedding event's vectors, in one batch per event.
 
     A merge deletes the merged entities' vectors (the canonical's stands for
@@ -33,9 +46,6 @@ class VectorProjection:
     `dimension` as well as its writes.
     """
 
-    def __init__(self, store: VectorStore) -> None:
-        self._store = check_collaborator(store, VectorStore, argument="store")
-
     async def apply(self, event: Event) -> None:
         """Fold one event into the store; events of other kinds are ignored.
 
@@ -44,9 +54,7 @@ class VectorProjection:
                 dimension; nothing is written.
         """
         if isinstance(event, EntitiesEmbedded):
-            if event.dimension != self._store.dimension:
-                raise DimensionMismatchError(expected=self._store.dimension, actual=event.dimension)
-            await self._store.upsert_many(event.records)
+            await self._write(event)
         elif isinstance(event, EntitiesMerged):
             for entity_id in event.merged_ids:
                 await self._store.delete(entity_id, event.tenant_id)
@@ -56,27 +64,22 @@ class VectorProjection:
             await self._store.delete(event.entity_id, event.tenant_id)
 
 
-class PassageVectorProjection:
+class PassageVectorProjection(_VectorsProjection):
     """Writes each passage-embedding event's vectors, and deletes a deleted document's.
 
     The store holds passages' vectors only, each keyed by its chunk's id
     (`VectorRecord.entity_id`); entity events are ignored. Idempotent.
     """
 
-    def __init__(self, store: VectorStore) -> None:
-        self._store = check_collaborator(store, VectorStore, argument="store")
-
     async def apply(self, event: Event) -> None:
-        """Fold one event into the store; events of other kinds are ignored.
+        """Fold one passage or document event into the store; others are ignored.
 
         Raises:
-            DimensionMismatchError: the event's vectors are not of the store's
-                dimension; nothing is written.
+            DimensionMismatchError: the passages' vectors are not of the
+                store's dimension; nothing is written.
         """
         if isinstance(event, PassagesEmbedded):
-            if event.dimension != self._store.dimension:
-                raise DimensionMismatchError(expected=self._store.dimension, actual=event.dimension)
-            await self._store.upsert_many(event.records)
+            await self._write(event)
         elif isinstance(event, DocumentDeleted):
             for chunk_id in event.chunk_ids:
                 await self._store.delete(EntityId(chunk_id), event.tenant_id)

@@ -7,13 +7,12 @@ shared with the event and projection tests.
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID, uuid4
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from redstring.domain.events import (
@@ -27,9 +26,10 @@ from redstring.domain.vector import VectorRecord
 from redstring.ports.event_log import EntityEventReader, EventLog, StoredEvent, entities_named
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from redstring.testing.lifetime import LifetimeCompliance
+from redstring.testing.support import property_settings, run
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine, Sequence
+    from collections.abc import Sequence
 
     from redstring.domain.entity import Entity
     from redstring.domain.events import Event
@@ -39,18 +39,7 @@ if TYPE_CHECKING:
 #: When every factory-built event happened unless told otherwise.
 OCCURRED_AT: Final = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
 
-#: Every adapter's subclass runs the same properties, so hypothesis sees several
-#: executors; each example builds its own log, so none carries state across.
-PROPERTY_SETTINGS = settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.differing_executors],
-)
-
-
-def run[T](coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run one coroutine to completion inside a synchronous hypothesis test."""
-    return asyncio.run(coroutine)
+PROPERTY_SETTINGS = property_settings(40)
 
 
 def make_document_extracted(

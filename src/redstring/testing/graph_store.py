@@ -12,12 +12,11 @@ properties build a fresh store per example.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from redstring.domain.blocking import prefix_key
@@ -27,31 +26,21 @@ from redstring.domain.limits import MAX_DEPTH, MAX_LIMIT, MAX_NAME_LENGTH
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.tenants import TenantCounter
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
-from redstring.testing.lifetime import LifetimeCompliance
+from redstring.testing.lifetime import StoreLifetimeCompliance
 from redstring.testing.name_candidates import NameCandidateCompliance
+from redstring.testing.support import property_settings, run
 from redstring.testing.tenants import TenantCounterCompliance
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine, Sequence
+    from collections.abc import Sequence
 
     from redstring.domain.ids import TenantId
 
 
-#: Every adapter's subclass runs the same properties, so hypothesis sees several
-#: executors; each example builds its own store, so none carries state across.
-PROPERTY_SETTINGS = settings(
-    max_examples=30,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.differing_executors],
-)
+PROPERTY_SETTINGS = property_settings(30)
 
 safe_characters = st.characters(codec="utf-8", exclude_characters="\x00")
 names = st.text(alphabet=safe_characters, min_size=1, max_size=20).filter(str.strip)
-
-
-def run[T](coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run one coroutine to completion inside a synchronous hypothesis test."""
-    return asyncio.run(coroutine)
 
 
 def entity_id(n: int) -> EntityId:
@@ -559,17 +548,11 @@ class GraphStoreCompliance(
     GraphMergeCompliance,
     NameCandidateCompliance,
     GraphTenantCounterCompliance,
-    LifetimeCompliance,
+    StoreLifetimeCompliance[GraphStore],
 ):
     """Every rule of `redstring.ports.GraphStore`; subclass and provide `new_store`."""
 
     port = GraphStore
-
-    def new_adapter(self) -> GraphStore:
-        return self.new_store()
-
-    def new_store(self) -> GraphStore:
-        raise NotImplementedError
 
     # -- the edges: ids, bounds, every method at once ---------------------------
 

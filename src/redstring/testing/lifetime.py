@@ -93,3 +93,13 @@ class LifetimeCompliance:
         with pytest.raises(ClosedError):
             async with adapter:
                 pass  # pragma: no cover - never entered
+
+
+class StoreLifetimeCompliance[S](LifetimeCompliance):
+    """`LifetimeCompliance` for a store's suite, whose adapter is the store `new_store` makes."""
+
+    def new_adapter(self) -> S:
+        return self.new_store()
+
+    def new_store(self) -> S:
+        raise NotImplementedError

@@ -11,14 +11,13 @@ Hypothesis properties build a fresh store per example.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from typing import TYPE_CHECKING, Any
 from uuid import UUID, uuid4
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from redstring.domain.exceptions import DimensionMismatchError
@@ -27,26 +26,16 @@ from redstring.domain.limits import MAX_LIMIT
 from redstring.domain.vector import VectorRecord
 from redstring.ports.vector_store import VectorStore
 from redstring.testing.factories import OTHER_TENANT, TENANT
-from redstring.testing.lifetime import LifetimeCompliance
+from redstring.testing.lifetime import StoreLifetimeCompliance
+from redstring.testing.support import property_settings, run
 from redstring.testing.tenants import TenantCounterCompliance
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine, Sequence
+    from collections.abc import Sequence
 
 
 DIMENSION = 384
-#: Every adapter's subclass runs the same properties, so hypothesis sees several
-#: executors; each example builds its own store, so none carries state across.
-PROPERTY_SETTINGS = settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.differing_executors],
-)
-
-
-def run[T](coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run one coroutine to completion inside a synchronous hypothesis test."""
-    return asyncio.run(coroutine)
+PROPERTY_SETTINGS = property_settings(40)
 
 
 def entity_id(n: int) -> EntityId:
@@ -460,14 +449,11 @@ class VectorStoreCompliance(
     VectorSearchCompliance,
     VectorPurgeCompliance,
     VectorTenantCounterCompliance,
-    LifetimeCompliance,
+    StoreLifetimeCompliance[VectorStore],
 ):
     """Every rule of `redstring.ports.VectorStore`; subclass and provide `new_store`."""
 
     port = VectorStore
-
-    def new_adapter(self) -> VectorStore:
-        return self.new_store()
 
     def new_store(self, dimension: int = DIMENSION) -> VectorStore:
         raise NotImplementedError

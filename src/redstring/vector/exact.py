@@ -15,7 +15,7 @@ different last bits.)
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import numpy as np
 
@@ -52,24 +52,10 @@ def entity_type_of(metadata: dict[str, Any]) -> str | None:
     return entity_type if isinstance(entity_type, str) else None
 
 
-def search_exactly(
-    matrix: NDArray[np.float32],
-    norms: NDArray[np.float32],
-    type_codes: NDArray[np.int32],
-    ids: Sequence[EntityId],
-    metadata: Callable[[int], dict[str, Any]],
-    query: NDArray[np.float64],
-    *,
-    k: int,
-    allowed_types: Collection[int] | None,
-    min_score: float | None,
-) -> list[VectorMatch]:
-    """The `k` rows most similar to `query`, best first, ties by `str(entity_id)`.
+class RowSearch(NamedTuple):
+    """One search over a tenant's rows, as `search_exactly` and `TenantRows.search` take it.
 
-    Args:
-        matrix: One stored vector per row, exactly as many rows as `ids`.
-        norms: Each row's length (`row_norms`).
-        type_codes: Each row's entity type code, `NO_TYPE` for none.
+    Attributes:
         ids: Each row's entity id.
         metadata: Returns a row's metadata as a copy the caller may keep; it is
             called only for the rows returned.
@@ -78,10 +64,34 @@ def search_exactly(
         allowed_types: Codes of the types to keep, or `None` for every row.
         min_score: Matches scoring below it are dropped before `k`.
     """
+
+    ids: Sequence[EntityId]
+    metadata: Callable[[int], dict[str, Any]]
+    query: NDArray[np.float64]
+    k: int
+    allowed_types: Collection[int] | None
+    min_score: float | None
+
+
+def search_exactly(
+    matrix: NDArray[np.float32],
+    norms: NDArray[np.float32],
+    type_codes: NDArray[np.int32],
+    search: RowSearch,
+) -> list[VectorMatch]:
+    """The `search.k` rows most similar to its query, best first, ties by `str(entity_id)`.
+
+    Args:
+        matrix: One stored vector per row, exactly as many rows as `search.ids`.
+        norms: Each row's length (`row_norms`).
+        type_codes: Each row's entity type code, `NO_TYPE` for none.
+        search: What to search for, and how each row is named.
+    """
+    ids, _, query, k, allowed_types, min_score = search
     if k == 0 or not len(ids) or (allowed_types is not None and not allowed_types):
         return []
     rows = _candidates(matrix, norms, type_codes, query, k, allowed_types, min_score)
-    return rank_rows(matrix, ids, metadata, query, rows, k, min_score)
+    return rank_rows(matrix, search, rows)
 
 
 def _candidates(
@@ -119,19 +129,14 @@ def _candidates(
 
 
 def rank_rows(
-    matrix: NDArray[np.float32],
-    ids: Sequence[EntityId],
-    metadata: Callable[[int], dict[str, Any]],
-    query: NDArray[np.float64],
-    rows: NDArray[np.intp],
-    k: int,
-    min_score: float | None,
+    matrix: NDArray[np.float32], search: RowSearch, rows: NDArray[np.intp]
 ) -> list[VectorMatch]:
-    """Rescore `rows` in float64 and order them totally: the best `k` of them as matches.
+    """Rescore `rows` in float64 and order them totally: the best `search.k` as matches.
 
     Each sum runs along one row with numpy's pairwise summation, whose order
     depends only on the row's length, so equal rows score exactly equally.
     """
+    ids, metadata, query, k, _, min_score = search
     # `take` copies the rows out faster than fancy indexing, value for value.
     candidates = matrix.take(rows, axis=0).astype(np.float64)
     count = len(candidates)

@@ -11,19 +11,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, overload
+from typing import TYPE_CHECKING, Final, overload
 
 import numpy as np
 
 from redstring.ports._vector_input import row_norms
-from redstring.vector.exact import NO_TYPE, rank_rows, search_exactly
+from redstring.vector.exact import NO_TYPE, RowSearch, rank_rows, search_exactly
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection
+    from collections.abc import Callable
 
     from numpy.typing import NDArray
 
-    from redstring.domain.ids import EntityId
     from redstring.domain.vector import VectorMatch
     from redstring.vector.adapters.hnsw import HnswGraph
 
@@ -57,27 +56,27 @@ def check_ann_threshold(threshold: int | None) -> int | None:
     return threshold
 
 
-class _Subset(Sequence["EntityId"]):
-    """`ids` seen through `rows`: the ids of a filtered subset of a tenant."""
+class LazyMap[S, T](Sequence[T]):
+    """`source` seen through `convert`: item `n` is `convert(source[n])`, made when read."""
 
-    __slots__ = ("_ids", "_rows")
+    __slots__ = ("_convert", "_source")
 
-    def __init__(self, ids: Sequence[EntityId], rows: NDArray[np.intp]) -> None:
-        self._ids, self._rows = ids, rows
+    def __init__(self, source: Sequence[S], convert: Callable[[S], T]) -> None:
+        self._source, self._convert = source, convert
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._source)
 
     @overload
-    def __getitem__(self, index: int) -> EntityId: ...
+    def __getitem__(self, index: int) -> T: ...
 
     @overload
-    def __getitem__(self, index: slice) -> list[EntityId]: ...
+    def __getitem__(self, index: slice) -> list[T]: ...
 
-    def __getitem__(self, index: int | slice) -> EntityId | list[EntityId]:
+    def __getitem__(self, index: int | slice) -> T | list[T]:
         if isinstance(index, slice):
-            return [self._ids[int(row)] for row in self._rows[index]]
-        return self._ids[int(self._rows[index])]
+            return [self._convert(item) for item in self._source[index]]
+        return self._convert(self._source[index])
 
 
 class TenantRows[K, M]:
@@ -313,16 +312,7 @@ class TenantRows[K, M]:
         self._rows = None
         self._ann = None
 
-    def search(
-        self,
-        ids: Sequence[EntityId],
-        metadata: Callable[[int], dict[str, Any]],
-        query: NDArray[np.float64],
-        *,
-        k: int,
-        allowed_types: Collection[int] | None,
-        min_score: float | None,
-    ) -> list[VectorMatch]:
+    def search(self, search: RowSearch) -> list[VectorMatch]:
         """The `k` best matches: exact below the ANN threshold, else via the index.
 
         Through the index, candidates are rescored exactly and filtered before
@@ -331,23 +321,13 @@ class TenantRows[K, M]:
         `ANN_MIN_SHARE` of the tenant is searched exactly over the rows it keeps.
         """
         size = len(self)
-        index = self.ann_index() if k and size else None
-        if index is not None and (allowed_types is None or allowed_types):
-            found = self._search_with(index, ids, metadata, query, k, allowed_types, min_score)
+        index = self.ann_index() if search.k and size else None
+        if index is not None and (search.allowed_types is None or search.allowed_types):
+            found = self._search_with(index, search)
             if found is not None:
                 return found
         self._settle()
-        return search_exactly(
-            self.matrix[:size],
-            self.norms[:size],
-            self.type_codes[:size],
-            ids,
-            metadata,
-            query,
-            k=k,
-            allowed_types=allowed_types,
-            min_score=min_score,
-        )
+        return search_exactly(self.matrix[:size], self.norms[:size], self.type_codes[:size], search)
 
     def _settle(self) -> None:
         """Copy an adopted matrix into memory numpy allocated, once, before it is scanned.
@@ -361,17 +341,9 @@ class TenantRows[K, M]:
             if self.matrix.nbytes >= SETTLE_BYTES:
                 self.matrix = self.matrix.copy()
 
-    def _search_with(
-        self,
-        index: HnswGraph,
-        ids: Sequence[EntityId],
-        metadata: Callable[[int], dict[str, Any]],
-        query: NDArray[np.float64],
-        k: int,
-        allowed_types: Collection[int] | None,
-        min_score: float | None,
-    ) -> list[VectorMatch] | None:
+    def _search_with(self, index: HnswGraph, search: RowSearch) -> list[VectorMatch] | None:
         """The search through `index`, or `None` when it should be exact instead."""
+        ids, metadata, query, k, allowed_types, min_score = search
         size = len(self)
         allowed: NDArray[np.bool_] | None = None
         share = 1.0
@@ -380,16 +352,13 @@ class TenantRows[K, M]:
             share = float(np.count_nonzero(allowed)) / size
             if share < ANN_MIN_SHARE:
                 rows = np.flatnonzero(allowed)
-                return search_exactly(
-                    self.matrix[rows],
-                    self.norms[rows],
-                    self.type_codes[rows],
-                    _Subset(ids, rows),
-                    lambda row: metadata(int(rows[row])),
-                    query,
-                    k=k,
+                subset = search._replace(
+                    ids=LazyMap(rows.tolist(), ids.__getitem__),
+                    metadata=lambda row: metadata(int(rows[row])),
                     allowed_types=None,
-                    min_score=min_score,
+                )
+                return search_exactly(
+                    self.matrix[rows], self.norms[rows], self.type_codes[rows], subset
                 )
         fetch = min(size, math.ceil(k * _OVERFETCH / share) + 10)
         query32 = query.astype(np.float32)
@@ -399,7 +368,7 @@ class TenantRows[K, M]:
                 return None
             if allowed is not None:
                 candidates = candidates[allowed[candidates]]
-            matches = rank_rows(self.matrix, ids, metadata, query, candidates, k, min_score)
+            matches = rank_rows(self.matrix, search, candidates)
             if len(matches) >= k or (min_score is not None and len(matches) < len(candidates)):
                 return matches
             if fetch >= size:

@@ -125,13 +125,15 @@ async def test_an_empty_tenant_is_an_empty_graph() -> None:
     assert (read.number_of_nodes(), read.number_of_edges()) == (0, 0)
 
 
+# Entities hold integers of 63 bits at most, in lists as well as alone.
+_integers = st.integers(min_value=-(2**62), max_value=2**62)
 _values = st.one_of(
     st.none(),
     st.booleans(),
-    st.integers(min_value=-(2**62), max_value=2**62),
+    _integers,
     st.floats(allow_nan=False, allow_infinity=False),
     st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00")),
-    st.lists(st.integers(min_value=-(2**62), max_value=2**62), max_size=3),
+    st.lists(_integers, max_size=3),
 )
 
 

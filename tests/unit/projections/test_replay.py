@@ -19,8 +19,9 @@ from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.projections.graph import GraphProjection
 from redstring.projections.replay import replay
 from redstring.projections.vector import VectorProjection
-from redstring.testing.event_log import make_document_extracted, make_entities_embedded, run
+from redstring.testing.event_log import make_document_extracted, make_entities_embedded
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.support import run
 from redstring.vector.adapters.memory import InMemoryVectorStore
 from tests.unit.domain.event_strategies import (
     DIMENSION,

@@ -177,9 +177,17 @@ def test_without_the_ann_extra_a_large_tenant_is_searched_exactly(
     assert rows.ann_index() is None
 
 
-def test_a_subset_of_ids_reads_through_its_rows() -> None:
-    from redstring.vector.rows import _Subset
+def test_a_lazy_map_converts_each_item_when_it_is_read() -> None:
+    from redstring.vector.rows import LazyMap
 
     ids = [entity_id(n) for n in range(5)]
-    subset = _Subset(ids, np.array([4, 1, 3], dtype=np.intp))
+    read: list[int] = []
+
+    def convert(row: int) -> EntityId:
+        read.append(row)
+        return ids[row]
+
+    subset = LazyMap([4, 1, 3], convert)
+    assert read == []
     assert (len(subset), subset[0], subset[1:]) == (3, ids[4], [ids[1], ids[3]])
+    assert read == [4, 1, 3]

@@ -15,7 +15,7 @@ from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import EntityId
 from redstring.domain.vector import Vector
 from redstring.ports._vector_input import check_query, row_norms
-from redstring.vector.exact import NO_TYPE, copy_metadata, search_exactly
+from redstring.vector.exact import NO_TYPE, RowSearch, copy_metadata, search_exactly
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -66,12 +66,7 @@ def test_the_rounding_margin_keeps_a_row_the_float32_pass_ranks_second() -> None
         matrix,
         np.linalg.norm(matrix, axis=1).astype(np.float32),
         np.full(2, NO_TYPE, dtype=np.int32),
-        ids,
-        lambda row: {},
-        query,
-        k=1,
-        allowed_types=None,
-        min_score=None,
+        RowSearch(ids, lambda row: {}, query, k=1, allowed_types=None, min_score=None),
     )
     assert match.entity_id == ids[best]
 
@@ -110,8 +105,8 @@ def test_a_query_at_the_edges_of_float32_is_searched(component: float) -> None:
     matrix = np.full((1, DIMENSION), np.float32(1.0), dtype=np.float32)
     [match] = search_exactly(
         matrix, row_norms(matrix), np.array([NO_TYPE], dtype=np.int32),
-        [EntityId(UUID(int=1))], lambda row: {}, query, k=1, allowed_types=None,
-        min_score=None,
+        RowSearch([EntityId(UUID(int=1))], lambda row: {}, query, k=1, allowed_types=None,
+                  min_score=None),
     )  # fmt: skip
     assert match.score == (1.0 if component > 0 else 0.0)
 
@@ -164,8 +159,8 @@ def test_a_score_is_the_rows_own_float64_cosine_whatever_is_searched_beside_it(
     )  # fmt: skip
     ids = [EntityId(UUID(int=rows - row)) for row in range(rows)]
     matches = search_exactly(
-        matrix, row_norms(matrix), np.full(rows, NO_TYPE, dtype=np.int32), ids,
-        lambda row: {"row": row}, query, k=k, allowed_types=None, min_score=None,
+        matrix, row_norms(matrix), np.full(rows, NO_TYPE, dtype=np.int32),
+        RowSearch(ids, lambda row: {"row": row}, query, k=k, allowed_types=None, min_score=None),
     )  # fmt: skip
     assert len(matches) == min(k, rows)
     for match in matches:

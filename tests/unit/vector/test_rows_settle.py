@@ -16,6 +16,7 @@ import pytest
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.vector import VectorRecord
 from redstring.vector.adapters.memory import InMemoryVectorStore
+from redstring.vector.exact import RowSearch
 from redstring.vector.rows import SETTLE_BYTES, TenantRows
 
 DIMENSION = 256
@@ -43,8 +44,8 @@ def adopted(count: int, seed: int = 0) -> tuple[TenantRows[EntityId, int], np.nd
 def search(
     rows: TenantRows[EntityId, int], query: np.ndarray, k: int = 5
 ) -> list[tuple[EntityId, float]]:
-    matches = rows.search(rows.keys, lambda row: {"row": row}, query.astype(np.float64), k=k,
-                          allowed_types=None, min_score=None)  # fmt: skip
+    matches = rows.search(RowSearch(rows.keys, lambda row: {"row": row}, query.astype(np.float64),
+                                    k=k, allowed_types=None, min_score=None))  # fmt: skip
     return [(match.entity_id, match.score) for match in matches]
 
 

@@ -12,22 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from uuid import UUID  # noqa: TC003 - the public surface test resolves signatures
 
-from redstring.domain.events import (
-    event_from_json,
-    event_to_json,
-)
+from redstring.domain.events import event_from_json, event_to_json
 from redstring.domain.limits import MAX_JSON_INT
-from redstring.domain.validation import (
-    check_entity_ids,
-    check_integer,
-    check_tenant_id,
-)
-from redstring.ports.event_log import (
-    EntityEventReader,
-    EventLogBase,
-    StoredEvent,
-    entities_named,
-)
+from redstring.domain.validation import check_entity_ids, check_integer, check_tenant_id
+from redstring.ports.event_log import EntityEventReader, EventLogBase, StoredEvent, entities_named
 from redstring.ports.lifetime import AsyncClosable
 
 if TYPE_CHECKING:

@@ -151,26 +151,21 @@ class Sql:
         self.entities_by_id = (
             f"SELECT body FROM {s}.graph_entities WHERE tenant_id = $1 AND id = ANY($2::uuid[])"
         )
+        # Each requested id ($2) with every link of its chain of merges, and
+        # how many hops it took to reach it (0: the id itself).
+        chain = f"""
+            WITH RECURSIVE chain (start, current, hops) AS (
+                SELECT id, id, 0 FROM unnest($2::uuid[]) AS requested (id)
+                UNION ALL
+                SELECT c.start, m.canonical_id, c.hops + 1
+                FROM chain AS c JOIN {s}.graph_merges AS m
+                  ON m.tenant_id = $1 AND m.merged_id = c.current
+                WHERE c.hops < {_MAX_MERGE_HOPS}
+            )"""
         # Each requested id with the end of its chain of merges (itself if none).
-        self.resolve = f"""
-            WITH RECURSIVE chain (start, current, hops) AS (
-                SELECT id, id, 0 FROM unnest($2::uuid[]) AS requested (id)
-                UNION ALL
-                SELECT c.start, m.canonical_id, c.hops + 1
-                FROM chain AS c JOIN {s}.graph_merges AS m
-                  ON m.tenant_id = $1 AND m.merged_id = c.current
-                WHERE c.hops < {_MAX_MERGE_HOPS}
-            )
+        self.resolve = f"""{chain}
             SELECT DISTINCT ON (start) start, current FROM chain ORDER BY start, hops DESC"""
-        self.resolved_entities = f"""
-            WITH RECURSIVE chain (start, current, hops) AS (
-                SELECT id, id, 0 FROM unnest($2::uuid[]) AS requested (id)
-                UNION ALL
-                SELECT c.start, m.canonical_id, c.hops + 1
-                FROM chain AS c JOIN {s}.graph_merges AS m
-                  ON m.tenant_id = $1 AND m.merged_id = c.current
-                WHERE c.hops < {_MAX_MERGE_HOPS}
-            ), ends AS (
+        self.resolved_entities = f"""{chain}, ends AS (
                 SELECT DISTINCT ON (start) current FROM chain ORDER BY start, hops DESC
             )
             SELECT body FROM {s}.graph_entities

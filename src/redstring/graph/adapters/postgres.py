@@ -209,15 +209,21 @@ class PostgresGraphStore(AsyncClosable, LendingGraphStoreBase):
         async with client.transaction() as connection:
             await self._check_endpoints(connection, relationships)
             for chunk in _chunks(latest):
-                await connection.execute(
-                    self._sql.upsert_relationships,
-                    [each.tenant_id for each in chunk],
-                    [each.id for each in chunk],
-                    [each.source_entity_id for each in chunk],
-                    [each.target_entity_id for each in chunk],
-                    [each.relationship_type for each in chunk],
-                    [each.model_dump_json() for each in chunk],
-                )
+                await self._write_relationships(connection, chunk)
+
+    async def _write_relationships(
+        self, connection: Connection, relationships: Sequence[Relationship]
+    ) -> None:
+        """Upsert `relationships`, keyed `(tenant_id, id)`, in one statement."""
+        await connection.execute(
+            self._sql.upsert_relationships,
+            [each.tenant_id for each in relationships],
+            [each.id for each in relationships],
+            [each.source_entity_id for each in relationships],
+            [each.target_entity_id for each in relationships],
+            [each.relationship_type for each in relationships],
+            [each.model_dump_json() for each in relationships],
+        )
 
     async def _check_endpoints(
         self, connection: Connection, relationships: Sequence[Relationship]
@@ -327,15 +333,7 @@ class PostgresGraphStore(AsyncClosable, LendingGraphStoreBase):
             for each in touching
         ]
         if rewritten:
-            await connection.execute(
-                self._sql.upsert_relationships,
-                [each.tenant_id for each in rewritten],
-                [each.id for each in rewritten],
-                [each.source_entity_id for each in rewritten],
-                [each.target_entity_id for each in rewritten],
-                [each.relationship_type for each in rewritten],
-                [each.model_dump_json() for each in rewritten],
-            )
+            await self._write_relationships(connection, rewritten)
         for statement in self._sql.drop_absorbed:
             await connection.execute(statement, tenant_id, absorbed)
         await connection.execute(self._sql.record_merges, tenant_id, absorbed, canonical.id)

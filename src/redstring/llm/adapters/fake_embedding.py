@@ -12,17 +12,19 @@ every process and on every platform, different texts get unrelated vectors
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
 from redstring.domain.exceptions import EmbeddingProviderError
 from redstring.domain.json_safety import check_text
 from redstring.domain.limits import MAX_DIMENSION
-from redstring.domain.validation import check_integer
+from redstring.domain.validation import check_integer, check_texts
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.lifetime import AsyncClosable
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 _BYTES_PER_COMPONENT: Final = 2
 _HALF_RANGE: Final = (2 ** (8 * _BYTES_PER_COMPONENT) - 1) / 2
@@ -83,12 +85,7 @@ class FakeEmbeddingProvider(AsyncClosable, EmbeddingProvider):
             ValueError: `texts` is a string or not a sequence, or an item is
                 not a string (the index is named).
         """
-        if isinstance(texts, str) or not isinstance(texts, Sequence):
-            raise ValueError(f"texts must be a sequence of strings, got {texts!r}")
-        batch = tuple(texts)
-        for index, text in enumerate(batch):
-            if not isinstance(text, str):
-                raise ValueError(f"texts[{index}] must be a string, got {text!r}")
+        batch = tuple(check_texts(texts))
         if not batch:
             return []
         self._calls.append(batch)

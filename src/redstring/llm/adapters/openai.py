@@ -24,9 +24,8 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel, ValidationError
 
@@ -36,21 +35,22 @@ from redstring.domain.exceptions import (
     LlmProviderError,
     MalformedCompletionError,
     RefusedCompletionError,
+    missing_extra,
 )
 from redstring.domain.json_safety import check_text
 from redstring.domain.limits import MAX_DIMENSION
-from redstring.domain.validation import check_integer
+from redstring.domain.validation import check_integer, check_texts
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.llm import LlmProvider
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 try:
     import httpx
 except ImportError as _import_error:
-    raise ImportError(
-        "redstring.llm.adapters.openai needs httpx: install redstring[http] "
-        "(pip install 'redstring[http]')"
-    ) from _import_error
+    raise missing_extra("redstring.llm.adapters.openai needs httpx", "http") from _import_error
 
 MAX_RETRY_DELAY: Final = 30.0
 """The longest wait, in seconds, between two attempts, whatever `Retry-After` says."""
@@ -529,12 +529,7 @@ class OpenAiCompatibleEmbeddingProvider(AsyncClosable, EmbeddingProvider):
             ValueError: `texts` is a string or not a sequence, or an item is
                 not a string (the index is named).
         """
-        if isinstance(texts, str) or not isinstance(texts, Sequence):
-            raise ValueError(f"texts must be a sequence of strings, got {texts!r}")
-        batch = list(texts)
-        for index, text in enumerate(batch):
-            if not isinstance(text, str):
-                raise ValueError(f"texts[{index}] must be a string, got {text!r}")
+        batch = check_texts(texts)
         vectors: list[list[float]] = []
         for start in range(0, len(batch), self._batch_size):
             vectors.extend(await self._embed_batch(batch[start : start + self._batch_size], start))

@@ -15,17 +15,15 @@ import re
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Final, Literal, NoReturn
 
-from redstring.domain.exceptions import ClosedError, StoreError
+from redstring.domain.exceptions import ClosedError, StoreError, missing_extra
 from redstring.domain.limits import MAX_POOL_SIZE
 from redstring.domain.validation import check_integer
+from redstring.ports.lifetime import AsyncClosable
 
 try:
     import asyncpg as asyncpg  # re-exported: the adapters name its Pool type
 except ImportError as _import_error:  # pragma: no cover - exercised in a test via sys.modules
-    raise ImportError(
-        "redstring's Postgres stores need asyncpg: install redstring[postgres] "
-        "(pip install 'redstring[postgres]')"
-    ) from _import_error
+    raise missing_extra("redstring's Postgres stores need asyncpg", "postgres") from _import_error
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
@@ -73,7 +71,7 @@ def check_schema_name(schema: str) -> str:
     return schema
 
 
-class PostgresClient:
+class PostgresClient(AsyncClosable):
     """A pool the adapter opened from a DSN, or one the caller owns, plus the schema.
 
     Opens nothing until first used; closes only a pool it opened itself. The
@@ -81,6 +79,8 @@ class PostgresClient:
     a caller's pool is used as it is. With `read_only`, the pool's
     connections refuse every write (the server's
     `default_transaction_read_only`) and `ensure_tables` creates nothing.
+    Its lifetime is `AsyncClosable`'s: after `close()`, every call is a
+    `ClosedError`.
     """
 
     def __init__(
@@ -133,16 +133,11 @@ class PostgresClient:
         """Whether this client opens its own pool, whose connections carry its settings."""
         return self._owns_pool
 
-    @property
-    def closed(self) -> bool:
-        """Whether `close()` has been called."""
-        return self._closed
+    def _resource_name(self) -> str:
+        return self._resource
 
-    async def close(self) -> None:
-        """Close the pool if this client opened it. Safe to call more than once."""
-        if self._closed:
-            return
-        self._closed = True
+    async def _release(self) -> None:
+        """Close the pool if this client opened it; a caller's pool stays open."""
         pool, self._pool = self._pool, None
         if pool is not None and self._owns_pool:
             try:
@@ -151,8 +146,7 @@ class PostgresClient:
                 self.fail(exc)
 
     async def _get_pool(self) -> asyncpg.Pool:
-        if self._closed:
-            raise ClosedError(resource=self._resource)
+        self._check_open()
         if self._pool is None:
             # Calls racing to open the pool would each open one and leak all but the last.
             async with self._opening:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, overload
+from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 from redstring.domain.ids import EntityId
@@ -13,6 +12,8 @@ from redstring.ports._vector_input import check_metadata
 from redstring.vector.exact import entity_type_of
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import numpy as np
 
 UPSERT = """
@@ -34,27 +35,9 @@ BUMP = """
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
-class EntityIds(Sequence[EntityId]):
-    """Entity ids kept as text; each becomes an `EntityId` only when read."""
-
-    __slots__ = ("_texts",)
-
-    def __init__(self, texts: list[str]) -> None:
-        self._texts = texts
-
-    def __len__(self) -> int:
-        return len(self._texts)
-
-    @overload
-    def __getitem__(self, index: int) -> EntityId: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[EntityId]: ...
-
-    def __getitem__(self, index: int | slice) -> EntityId | list[EntityId]:
-        if isinstance(index, slice):
-            return [EntityId(UUID(text)) for text in self._texts[index]]
-        return EntityId(UUID(self._texts[index]))
+def entity_id_of(text: str) -> EntityId:
+    """The `EntityId` an id column holds as text."""
+    return EntityId(UUID(text))
 
 
 def dumps_checked(metadata: dict[str, Any], field: str) -> str:

@@ -26,13 +26,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
+from redstring.domain.exceptions import missing_extra
+
 try:
     import hnswlib
 except ImportError as _import_error:  # pragma: no cover - exercised in a test via sys.modules
-    raise ImportError(
-        "redstring.vector.adapters.hnsw needs hnswlib: install redstring[ann] "
-        "(pip install 'redstring[ann]')"
-    ) from _import_error
+    raise missing_extra("redstring.vector.adapters.hnsw needs hnswlib", "ann") from _import_error
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

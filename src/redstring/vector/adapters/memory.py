@@ -14,7 +14,7 @@ from redstring.domain.vector import VectorRecord
 from redstring.ports._vector_input import check_dimension, check_metadata
 from redstring.ports.lifetime import AsyncClosable
 from redstring.ports.vector_store import VectorSearch, VectorStoreBase
-from redstring.vector.exact import copy_metadata, entity_type_of
+from redstring.vector.exact import RowSearch, copy_metadata, entity_type_of
 from redstring.vector.rows import (
     DEFAULT_ANN_THRESHOLD,
     TenantRows,
@@ -181,10 +181,12 @@ class InMemoryVectorStore(AsyncClosable, VectorStoreBase):
         if tenant is None:
             return []
         return tenant.search(
-            tenant.keys,
-            lambda row: copy_metadata(tenant.metadata[row]),
-            query,
-            k=k,
-            allowed_types=tenant.allowed_types(entity_types),
-            min_score=min_score,
+            RowSearch(
+                tenant.keys,
+                lambda row: copy_metadata(tenant.metadata[row]),
+                query,
+                k,
+                tenant.allowed_types(entity_types),
+                min_score,
+            )
         )

@@ -46,11 +46,11 @@ from redstring.storage.adapters.postgres import (
     PostgresClient,
     asyncpg,
 )
-from redstring.vector.exact import entity_type_of
+from redstring.vector.exact import RowSearch, entity_type_of
 from redstring.vector.rows import TenantRows
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator, Sequence
+    from collections.abc import AsyncIterator, Collection, Iterator, Sequence
 
     from numpy.typing import NDArray
 
@@ -305,6 +305,22 @@ class _Sql:
             f"USING hnsw (embedding {x}.vector_cosine_ops) "
             "WITH (m = {m}, ef_construction = {ef_construction})"
         )
+
+
+def _search_rows(
+    rows: TenantRows[EntityId, str],
+    query: NDArray[np.float64],
+    k: int,
+    allowed_types: Collection[int] | None,
+    min_score: float | None,
+) -> list[VectorMatch]:
+    """`rows.search` over rows that hold each record's metadata as JSON text."""
+    metadata = rows.metadata
+    return rows.search(
+        RowSearch(
+            rows.keys, lambda row: json.loads(metadata[row]), query, k, allowed_types, min_score
+        )
+    )
 
 
 class PostgresVectorStore(AsyncClosable, VectorStoreBase):
@@ -579,29 +595,16 @@ class PostgresVectorStore(AsyncClosable, VectorStoreBase):
         )
 
     async def _search(self, search: VectorSearch, tenant_id: TenantId) -> list[VectorMatch]:
-        query, k, entity_types, min_score = search
         """Exact unless the store was given an `HnswIndex`."""
         if self._index is not None:
-            return await self._search_index(query, tenant_id, k, entity_types, min_score)
+            return await self._search_index(search, tenant_id)
+        query, k, entity_types, min_score = search
         tenant = await self._current(tenant_id)
-        return tenant.search(
-            tenant.keys,
-            lambda row: json.loads(tenant.metadata[row]),
-            query,
-            k=k,
-            allowed_types=tenant.allowed_types(entity_types),
-            min_score=min_score,
-        )
+        return _search_rows(tenant, query, k, tenant.allowed_types(entity_types), min_score)
 
-    async def _search_index(
-        self,
-        query: NDArray[np.float64],
-        tenant_id: TenantId,
-        k: int,
-        entity_types: Sequence[str] | None,
-        min_score: float | None,
-    ) -> list[VectorMatch]:
+    async def _search_index(self, search: VectorSearch, tenant_id: TenantId) -> list[VectorMatch]:
         assert self._index is not None
+        k = search.k
         # The index hands out its candidates nearest first. Those within
         # float32 rounding of the k-th travel back, so that the exact
         # rescoring below decides ties and near-ties at the cut as the exact
@@ -611,9 +614,9 @@ class PostgresVectorStore(AsyncClosable, VectorStoreBase):
         # again for all it visits.
         candidates = max(self._index.ef_search, k)
         first = min(candidates, k + max(k, _FIRST_EXTRA))
-        rows = await self._nearest(query, tenant_id, k, entity_types, first, candidates)
+        rows = await self._nearest(search, tenant_id, first, candidates)
         if len(rows) == first < candidates:
-            rows = await self._nearest(query, tenant_id, k, entity_types, candidates, candidates)
+            rows = await self._nearest(search, tenant_id, candidates, candidates)
         # The index's distances are float32 and, scanned iteratively, only
         # roughly ordered: rescore the candidates exactly.
         found: TenantRows[EntityId, str] = TenantRows(self._dimension)
@@ -623,26 +626,14 @@ class PostgresVectorStore(AsyncClosable, VectorStoreBase):
             [row[1] for row in rows],
             [row[2] for row in rows],
         )
-        return found.search(
-            found.keys,
-            lambda row: json.loads(found.metadata[row]),
-            query,
-            k=k,
-            allowed_types=None,
-            min_score=min_score,
-        )
+        return _search_rows(found, search.query, k, None, search.min_score)
 
     async def _nearest(
-        self,
-        query: NDArray[np.float64],
-        tenant_id: TenantId,
-        k: int,
-        entity_types: Sequence[str] | None,
-        limit: int,
-        candidates: int,
+        self, search: VectorSearch, tenant_id: TenantId, limit: int, candidates: int
     ) -> list[Any]:
         """The index's first `limit` candidates that are within the margin of their k-th."""
         assert self._index is not None
+        query, k, entity_types, _ = search
         client, sql = await self._prepare()
         margin = 4 * self._dimension * _FLOAT32_EPSILON
         # As `real[]`, which the driver sends in binary: the query is float32 already.

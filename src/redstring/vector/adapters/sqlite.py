@@ -72,14 +72,15 @@ from redstring.vector.adapters._sqlite_rows import (
     BUMP,
     UPSERT,
     BatchMetadata,
-    EntityIds,
     blobs,
     dumps_checked,
+    entity_id_of,
 )
 from redstring.vector.cache import DEFAULT_CACHED_TENANTS, CachedTenant, TenantCache
-from redstring.vector.exact import entity_type_of
+from redstring.vector.exact import RowSearch, entity_type_of
 from redstring.vector.rows import (
     DEFAULT_ANN_THRESHOLD,
+    LazyMap,
     TenantRows,
     check_ann_threshold,
     latest_by_key,
@@ -646,12 +647,14 @@ class SqliteVectorStore(AsyncClosable, VectorStoreBase):
             entry = self._rows(connection, tenant)
             rows, index = entry.rows, entry.rows.ann
             found = rows.search(
-                EntityIds(rows.keys),
-                lambda row: json.loads(rows.metadata[row]),
-                query,
-                k=k,
-                allowed_types=rows.allowed_types(entity_types),
-                min_score=min_score,
+                RowSearch(
+                    LazyMap(rows.keys, entity_id_of),
+                    lambda row: json.loads(rows.metadata[row]),
+                    query,
+                    k,
+                    rows.allowed_types(entity_types),
+                    min_score,
+                )
             )
             if rows.ann is not None and rows.ann is not index:
                 self._save(tenant, entry.generation, rows)
