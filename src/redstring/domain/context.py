@@ -73,7 +73,7 @@ class ContextSettings(BaseModel):
     frontier: int = Field(default=16, ge=1, le=10_000, strict=True)
     reach: int = Field(default=64, ge=1, le=10_000, strict=True)
     about: float = Field(default=4.0, ge=1.0, le=1_000.0)
-    graph_weight: float = Field(default=1.0, ge=0.0, le=1_000.0)
+    graph_weight: float = Field(default=1.25, ge=0.0, le=1_000.0)
     dense_weight: float = Field(default=1.0, ge=0.0, le=1_000.0)
     normalize: bool = False
     best_path: bool = True
@@ -81,7 +81,7 @@ class ContextSettings(BaseModel):
     forward_fit: bool = False
     link_entities: bool = True
     weight_edges: bool = True
-    passage_seeds: int = Field(default=3, ge=0, le=100, strict=True)
+    passage_seeds: int = Field(default=1, ge=0, le=100, strict=True)
 
 
 class ScoredPassage(BaseModel):
