@@ -24,11 +24,13 @@ import click
 
 from redstring import __version__
 from redstring.cli import actions, render
+from redstring.cli.documents import delete_documents
 from redstring.cli.documents import register as register_documents
-from redstring.cli.export import WRITERS
+from redstring.cli.export import WRITERS, Scope
 from redstring.cli.interrupt import INTERRUPTED, Interrupted, interrupt
 from redstring.cli.options import (
     db_option,
+    depth_option,
     embeddings_option,
     json_option,
     run_async,
@@ -41,6 +43,7 @@ from redstring.cli.stores import (
     embedding_provider,
     event_log,
     migrate_database,
+    open_chunks,
     open_database,
     open_for_delete,
     search_provider,
@@ -296,8 +299,10 @@ def export_command(
     """Write the tenant's entities and relationships to stdout, as they are read.
 
     JSON Lines by default: `redstring import` reads the output back with
-    every field and id kept, into any tenant. GraphML gives each node its
-    name, type and properties, and each edge its relationship type.
+    every field and id kept, into any tenant; it ends with one mention line
+    per passage naming an exported entity or relationship (which import
+    skips). GraphML gives each node its name, type and properties, and each
+    edge its relationship type.
     """
     if depth is not None and around is None:
         raise click.UsageError("--depth needs --around ENTITY")
@@ -305,11 +310,12 @@ def export_command(
     write = WRITERS[export_format]
 
     async def work() -> None:
-        async with await open_database(db, read_only=True) as database:
+        async with await open_database(db, read_only=True, chunks=True) as database:
             start = None
             if around is not None:
                 start = await actions.resolve(database.graph, tenant_id, around)
-            await write(database.graph, tenant_id, sys.stdout, around=start, depth=depth or 1)
+            scope = Scope(database.graph, tenant_id, start, depth or 1, database.chunks)
+            await write(scope, sys.stdout)
 
     run_async(work())
 
@@ -324,17 +330,36 @@ def export_command(
 @click.option(
     "--entire-tenant",
     is_flag=True,
-    help="Delete every entity, relationship and vector of the tenant.",
+    help="Delete every entity, relationship, vector and passage of the tenant.",
 )
-def delete_command(entities: Sequence[str], db: str, tenant: str, entire_tenant: bool) -> None:
-    """Delete ENTITYs (ids, or exact names) from both channels, or an entire tenant."""
-    if bool(entities) == entire_tenant:
-        raise click.UsageError("name the entities to delete, or pass --entire-tenant, not both")
+@click.option(
+    "--document",
+    "documents",
+    multiple=True,
+    metavar="ID",
+    help="Delete this document's passages and their mentions instead (repeatable).",
+)
+def delete_command(
+    entities: Sequence[str], db: str, tenant: str, entire_tenant: bool, documents: Sequence[str]
+) -> None:
+    """Delete ENTITYs (ids, or exact names) from both channels, documents, or an entire tenant."""
+    if bool(entities) + entire_tenant + bool(documents) != 1:
+        raise click.UsageError(
+            "name the entities to delete, or pass --document ID or --entire-tenant: one of them"
+        )
     tenant_id = tenant_id_for(tenant)
+    if documents:
+        removed = run_async(delete_documents(db, documents, tenant_id))
+        click.echo(
+            f"deleted {render.count(len(set(documents)), 'document', 'documents')} "
+            f"({render.count(removed, 'passage', 'passages')}) from {shown(db)}"
+        )
+        return
 
     async def work() -> str:
-        async with await open_database(db, read_only=True) as reader:
+        async with await open_database(db, read_only=True, chunks=True) as reader:
             ids = await actions.resolve_all(reader.graph, tenant_id, entities)
+            passages = reader.chunks is not None
         async with await open_for_delete(db) as database:
             if entire_tenant:
                 removed = await database.graph.delete_by_tenant(tenant_id)
@@ -343,10 +368,15 @@ def delete_command(entities: Sequence[str], db: str, tenant: str, entire_tenant:
                     if database.vectors is not None
                     else 0
                 )
-                return (
+                said = (
                     f"deleted tenant {tenant!r}: {render.count(removed, 'entity', 'entities')}, "
                     f"{render.count(vectors, 'vector', 'vectors')}"
                 )
+                if passages:
+                    async with await open_chunks(db, read_only=False) as chunks:
+                        purged = await chunks.delete_by_tenant(tenant_id)
+                    said += f", {render.count(purged, 'passage', 'passages')}"
+                return said
             async with event_log(db) as log:
                 deleted = await actions.delete_entities(
                     ids, tenant_id, graph=database.graph, vectors=database.vectors, events=log
@@ -363,9 +393,7 @@ def delete_command(entities: Sequence[str], db: str, tenant: str, entire_tenant:
 @click.argument("entity", metavar="ENTITY")
 @db_option
 @tenant_option
-@click.option(
-    "--depth", type=click.IntRange(1, 10), default=1, show_default=True, help="How many hops."
-)
+@depth_option
 @json_option
 def neighbors_command(entity: str, db: str, tenant: str, depth: int, as_json: bool) -> None:
     """List the entities within --depth hops of ENTITY (an id, or an exact name)."""
@@ -449,9 +477,7 @@ def migrate_command(db: str) -> None:
 @click.argument("entity", metavar="ENTITY")
 @db_option
 @tenant_option
-@click.option(
-    "--depth", type=click.IntRange(1, 10), default=1, show_default=True, help="How many hops."
-)
+@depth_option
 @click.option(
     "--out",
     "out_path",
@@ -467,8 +493,10 @@ def view_command(entity: str, db: str, tenant: str, depth: int, out_path: str) -
         raise CommandError(f"no such directory: {target.parent}")
 
     async def work() -> str:
-        async with await open_database(db, read_only=True) as database:
-            return await neighbourhood_page(database.graph, tenant_id, entity, depth=depth)
+        async with await open_database(db, read_only=True, chunks=True) as database:
+            return await neighbourhood_page(
+                database.graph, tenant_id, entity, depth=depth, chunks=database.chunks
+            )
 
     target.write_text(run_async(work()), encoding="utf-8")
     click.echo(f"wrote {target}")
@@ -483,16 +511,16 @@ def view_command(entity: str, db: str, tenant: str, depth: int, out_path: str) -
 @click.option(
     "--allow-writes",
     is_flag=True,
-    help="Offer the tools that add entities and relationships (read-only without it).",
+    help="Offer the tools that add documents, entities and relationships (read-only without it).",
 )
 @embeddings_option
 def mcp_command(db: str, tenant: str, allow_writes: bool, embeddings: str) -> None:
-    """Serve the graph to an agent as MCP tools, over standard input and output.
+    """Serve the graph and its passages to an agent as MCP tools, over standard input and output.
 
-    Tools: search_entities, get_entity, list_neighbors; with --allow-writes,
-    add_entities and add_relationship too. --embeddings matters only with
-    --allow-writes (reading uses the model the vectors were made with).
-    Needs the mcp extra.
+    Tools: retrieve_context, search_entities, get_entity, list_neighbors;
+    with --allow-writes, add_documents, add_entities and add_relationship
+    too. --embeddings matters only with --allow-writes (reading uses the
+    model the vectors were made with). Needs the mcp extra.
     """
     try:
         from redstring.cli.mcp_server import serve

@@ -1,71 +1,39 @@
 """`redstring add` and `redstring ask`: documents into the database's chunk store, and back out.
 
 Each action is an async function a test can call; `register` wires it into
-click with the fewest lines in `app.py`. The chunks live in the SQLite file
-beside the graph (`SqliteChunkStore(path)`), and every add is recorded in
-the file's event log.
+click with the fewest lines in `app.py`. The chunks live beside the graph,
+in the SQLite file or the Postgres schema `--db` names (`open_for_documents`),
+and every add is recorded in its event log.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
-from redstring.cli.output import print_json, print_table
+from redstring.cli.ask import ASK_K, answer, print_answer
 from redstring.cli.progress import Progress
 from redstring.cli.sources import read_sources
-from redstring.cli.stores import CommandError, is_postgres, shown, tenant_id_for
-from redstring.composition import import_documents, mentioned_entities
-from redstring.events.adapters.sqlite import SqliteEventLog
-from redstring.graph.adapters.sqlite import SqliteGraphStore
+from redstring.cli.stores import (
+    CommandError,
+    open_database,
+    open_for_documents,
+    shown,
+    tenant_id_for,
+)
+from redstring.composition import delete_document, import_documents
+from redstring.domain.ids import SourceId
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from redstring.cli.ask import ContextAnswer
     from redstring.composition import DocumentImportReport
-    from redstring.domain.chunk import ScoredChunk
-    from redstring.domain.entity import Entity
     from redstring.domain.ids import TenantId
     from redstring.domain.source import SourceDocument
-
-#: Passages `ask` prints by default.
-ASK_K: Final = 5
-#: Characters of a passage's text a table row shows.
-_SNIPPET: Final = 200
-
-
-@dataclass(frozen=True)
-class Passage:
-    """One passage `ask` found: the chunk, its BM25 score, the entities it mentions."""
-
-    scored: ScoredChunk
-    entities: list[Entity]
-
-    def as_json(self) -> dict[str, Any]:
-        """The passage as the `--json` output prints it."""
-        chunk = self.scored.chunk
-        return {
-            "score": self.scored.score,
-            "source_id": chunk.source_id,
-            "title": chunk.metadata.get("title"),
-            "start": chunk.start,
-            "end": chunk.end,
-            "text": chunk.text,
-            "entities": [
-                {"id": str(entity.id), "name": entity.name, "entity_type": entity.entity_type}
-                for entity in self.entities
-            ],
-        }
-
-
-def _sqlite_only(location: str, command: str) -> None:
-    if is_postgres(location):
-        raise CommandError(f"`redstring {command}` needs a SQLite --db file for now")
 
 
 async def add_documents(
@@ -78,86 +46,74 @@ async def add_documents(
     """Add `documents` to the database at `location`, linking the entities its graph holds.
 
     Every chunk is written in one transaction, every mention in another,
-    after the events are appended to the file's log in one: a process
+    after the events are appended to the database's log in one: a process
     killed midway leaves each whole or absent, and a replay of the log
     finishes what it recorded.
     """
-    _sqlite_only(location, "add")
-    from redstring.chunks.adapters.sqlite import SqliteChunkStore
-
-    graph = SqliteGraphStore(location)
-    chunks = SqliteChunkStore(location)
-    log = SqliteEventLog(location)
-    try:
+    async with await open_for_documents(location) as database:
+        assert database.chunks is not None  # opened for writing, it is always there
         return await import_documents(
-            documents, tenant_id, chunks=chunks, graph=graph, event_log=log, on_progress=on_progress
+            documents,
+            tenant_id,
+            chunks=database.chunks,
+            graph=database.graph,
+            event_log=database.events,
+            on_progress=on_progress,
         )
-    finally:
-        try:
-            await log.close()
-        finally:
-            try:
-                await chunks.close()
-            finally:
-                await graph.close()
 
 
 async def ask_documents(
-    location: str, question: str, tenant_id: TenantId, *, k: int = ASK_K
-) -> list[Passage]:
-    """The `k` passages BM25 ranks best for `question`, each with the entities it mentions.
+    location: str,
+    question: str,
+    tenant_id: TenantId,
+    *,
+    k: int = ASK_K,
+    budget_chars: int | None = None,
+) -> ContextAnswer:
+    """The context for `question`: the `k` best passages, their entities and relationships.
+
+    A database nothing was added to has no passages to give.
 
     Raises:
-        CommandError: `location` is not an existing database file.
+        CommandError: `location` is not an existing redstring database.
+        ValueError: a bad question, `k` or `budget_chars`.
     """
-    _sqlite_only(location, "ask")
-    if not await asyncio.to_thread(os.path.isfile, location):
-        raise CommandError(f"no such database: {location}")
-    from redstring.chunks.adapters.sqlite import SqliteChunkStore
-
-    chunks = SqliteChunkStore(location)
-    graph = SqliteGraphStore(location)
-    try:
-        found = await chunks.search(question, tenant_id, k=k)
-        entities = await mentioned_entities(
-            [each.chunk.id for each in found], tenant_id, chunks=chunks, graph=graph
+    async with await open_database(location, read_only=True, chunks=True) as database:
+        return await answer(
+            question,
+            tenant_id,
+            chunks=database.chunks,
+            graph=database.graph,
+            k=k,
+            budget_chars=budget_chars,
         )
-    finally:
-        try:
-            await graph.close()
-        finally:
-            await chunks.close()
-    return [Passage(each, entities[each.chunk.id]) for each in found]
 
 
-def _snippet(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _SNIPPET else flat[: _SNIPPET - 1] + "…"
+async def delete_documents(location: str, source_ids: Sequence[str], tenant_id: TenantId) -> int:
+    """Remove documents: their passages, and the mentions in them; how many passages.
 
+    Each removal is recorded in the database's event log (a replay agrees).
+    Every document is looked up first: one the tenant does not hold is
+    refused before anything is deleted.
 
-def print_passages(passages: Sequence[Passage], *, as_json: bool) -> None:
-    """The passages as a table, or as JSON with `as_json`."""
-    if as_json:
-        print_json([passage.as_json() for passage in passages])
-        return
-    if not passages:
-        click.echo("no passage matches")
-        return
-    print_table(
-        ["rank", "score", "source", "offsets", "passage", "entities"],
-        [
-            [
-                str(rank),
-                f"{passage.scored.score:.3f}",
-                passage.scored.chunk.source_id,
-                f"{passage.scored.chunk.start}-{passage.scored.chunk.end}",
-                _snippet(passage.scored.chunk.text),
-                ", ".join(entity.name for entity in passage.entities),
-            ]
-            for rank, passage in enumerate(passages, start=1)
-        ],
-        numeric=("rank", "score"),
-    )
+    Raises:
+        CommandError: a document the tenant does not hold, or no such database.
+    """
+    wanted = [SourceId(each) for each in dict.fromkeys(source_ids)]
+    async with await open_database(location, read_only=True, chunks=True) as reader:
+        for source_id in wanted:
+            if reader.chunks is None or not await reader.chunks.get_source_chunks(
+                source_id, tenant_id
+            ):
+                raise CommandError(f"no document {source_id!r} in this tenant")
+    removed = 0
+    async with await open_for_documents(location) as database:
+        assert database.chunks is not None  # opened for writing, it is always there
+        for source_id in wanted:
+            removed += await delete_document(
+                source_id, tenant_id, chunks=database.chunks, event_log=database.events
+            )
+    return removed
 
 
 class Interrupt(Protocol):
@@ -219,8 +175,24 @@ def register(
         show_default=True,
         help="How many passages to print.",
     )
+    @click.option(
+        "--budget-chars",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="Keep the passages' texts within N characters, best first, cut only at a "
+        "sentence end.",
+    )
     @json_option
-    def ask_command(question: str, db: str, tenant: str, k: int, as_json: bool) -> None:
-        """The passages that best answer QUESTION (BM25), their sources and the entities named."""
-        passages = asyncio.run(ask_documents(db, question, tenant_id_for(tenant), k=k))
-        print_passages(passages, as_json=as_json)
+    def ask_command(
+        question: str, db: str, tenant: str, k: int, budget_chars: int | None, as_json: bool
+    ) -> None:
+        """The context for QUESTION: the best passages, the entities and relationships they name.
+
+        Each passage shows its fused score and each channel's (BM25, the
+        graph), its document and its offsets; --json keeps every id.
+        """
+        found = asyncio.run(
+            ask_documents(db, question, tenant_id_for(tenant), k=k, budget_chars=budget_chars)
+        )
+        print_answer(found, as_json=as_json)

@@ -4,26 +4,47 @@ Two formats: JSON Lines (`jsonl`, what `redstring import` reads back with
 every field kept) and GraphML (`graphml`, for networkx, Gephi and yEd).
 Both are written item by item to a text stream, never built whole in
 memory; the relationships are read entity by entity, and only their ids
-are kept, to write each once. See ADR 0069.
+are kept, to write each once. Given the database's chunk store, JSON Lines
+ends with one `mention` line per passage that names an exported entity or
+relationship (`import` skips them). See ADRs 0069 and 0081.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 from xml.sax.saxutils import escape
 
-from redstring.cli.rows import export_line
+from redstring.cli.passages import passages_of
+from redstring.cli.rows import EXPORT_KEY, export_line
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
     from typing import TextIO
 
+    from redstring.cli.passages import PassageReader
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId, TenantId
     from redstring.domain.relationship import Relationship
     from redstring.ports.graph_store import GraphReader
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What an export reads: a tenant's graph, or the neighbourhood of one entity.
+
+    `around` narrows it to that entity and those within `depth` hops;
+    `chunks` is the database's chunk store, whose mentions JSON Lines
+    writes (`None`: the database holds no passages).
+    """
+
+    graph: GraphReader
+    tenant_id: TenantId
+    around: EntityId | None = None
+    depth: int = 1
+    chunks: PassageReader | None = None
 
 
 async def exported_entities(
@@ -60,48 +81,59 @@ async def exported_relationships(
             yield relationship
 
 
-async def write_jsonl(
-    graph: GraphReader,
-    tenant_id: TenantId,
-    out: TextIO,
-    *,
-    around: EntityId | None = None,
-    depth: int = 1,
-) -> None:
-    """Write the entities, then the relationships, one JSON line each."""
-    entities = await exported_entities(graph, tenant_id, around=around, depth=depth)
+async def write_jsonl(scope: Scope, out: TextIO) -> None:
+    """Write the entities, the relationships, then their mentions, one JSON line each.
+
+    A mention line is `{"redstring": "mention", "entity_id"` or
+    `"relationship_id", "chunk_id", "source_id", "title", "start", "end",
+    "snippet"}`: the passage that names it, with the span in the document.
+    """
+    graph, tenant_id = scope.graph, scope.tenant_id
+    entities = await exported_entities(graph, tenant_id, around=scope.around, depth=scope.depth)
     for entity in entities:
         out.write(export_line(entity) + "\n")
+    relationship_ids = []
     async for relationship in exported_relationships(
-        graph, tenant_id, entities, whole=around is None
+        graph, tenant_id, entities, whole=scope.around is None
     ):
+        relationship_ids.append(relationship.id)
         out.write(export_line(relationship) + "\n")
+    if scope.chunks is None:
+        return
+    for key, ids in (
+        ("entity_id", {"entity_ids": [entity.id for entity in entities]}),
+        ("relationship_id", {"relationship_ids": relationship_ids}),
+    ):
+        found = await passages_of(scope.chunks, tenant_id, **ids)
+        for target, records in found.items():
+            for record in records:
+                line = {EXPORT_KEY: "mention", key: str(target), **record}
+                out.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
 # -- GraphML -----------------------------------------------------------------------
 
+#: The attributes every node and edge carries after its label and its type.
+_SHARED_KEYS: Final = (
+    ("description", "string"),
+    ("source_id", "string"),
+    ("extraction_method", "string"),
+    ("model", "string"),
+    ("confidence", "double"),
+    ("properties", "string"),
+)
+
+
+def _keys(prefix: str, type_name: str) -> tuple[tuple[str, str, str], ...]:
+    """(key id, attribute name, GraphML type) for each attribute of a node or an edge."""
+    named = (("label", "string"), (type_name, "string"), *_SHARED_KEYS)
+    return tuple((f"{prefix}_{name}", name, kind) for name, kind in named)
+
+
 #: The GraphML attributes every node carries: (key id, attribute name, GraphML type).
-NODE_KEYS: Final = (
-    ("n_label", "label", "string"),
-    ("n_entity_type", "entity_type", "string"),
-    ("n_description", "description", "string"),
-    ("n_source_id", "source_id", "string"),
-    ("n_extraction_method", "extraction_method", "string"),
-    ("n_model", "model", "string"),
-    ("n_confidence", "confidence", "double"),
-    ("n_properties", "properties", "string"),
-)
+NODE_KEYS: Final = _keys("n", "entity_type")
 #: The GraphML attributes every edge carries.
-EDGE_KEYS: Final = (
-    ("e_label", "label", "string"),
-    ("e_relationship_type", "relationship_type", "string"),
-    ("e_description", "description", "string"),
-    ("e_source_id", "source_id", "string"),
-    ("e_extraction_method", "extraction_method", "string"),
-    ("e_model", "model", "string"),
-    ("e_confidence", "confidence", "double"),
-    ("e_properties", "properties", "string"),
-)
+EDGE_KEYS: Final = _keys("e", "relationship_type")
 #: What a node's own property `born` is called as a GraphML attribute: `property.born`.
 PROPERTY_PREFIX: Final = "property."
 
@@ -155,14 +187,24 @@ def _optional(value: str | None) -> str | None:
     return None if value is None else _text(value)
 
 
-async def write_graphml(
-    graph: GraphReader,
-    tenant_id: TenantId,
-    out: TextIO,
-    *,
-    around: EntityId | None = None,
-    depth: int = 1,
-) -> None:
+def _fields(
+    keys: tuple[tuple[str, str, str], ...], item: Entity | Relationship, label: str, kind: str
+) -> list[str]:
+    """The `<data>` of the attributes in `keys` for a node or an edge."""
+    values = (
+        label,
+        kind,
+        item.description,
+        item.source_id,
+        item.extraction_method.value,
+        item.model,
+        repr(item.confidence),
+        _json(item.properties),
+    )
+    return [_data(key, _optional(value)) for (key, _, _), value in zip(keys, values, strict=True)]
+
+
+async def write_graphml(scope: Scope, out: TextIO) -> None:
     """Write the entities as nodes and the relationships as directed edges, in GraphML.
 
     Node ids are entity ids and edge ids relationship ids. Each node has
@@ -173,7 +215,8 @@ async def write_graphml(
     each edge has `label` and `relationship_type` (the type), `confidence`
     and `properties`. Edges may be parallel: read it as a multigraph.
     """
-    entities = await exported_entities(graph, tenant_id, around=around, depth=depth)
+    graph, tenant_id = scope.graph, scope.tenant_id
+    entities = await exported_entities(graph, tenant_id, around=scope.around, depth=scope.depth)
     values: dict[str, list[object]] = {}
     for entity in entities:
         for name, value in entity.properties.items():
@@ -193,34 +236,17 @@ async def write_graphml(
         out.write(f'  <key id="{key}" for="edge" attr.name="{name}" attr.type="{kind}"/>\n')
     out.write(f'  <graph id="{tenant_id}" edgedefault="directed">\n')
     for entity in entities:
-        fields = [
-            _data("n_label", _text(entity.name)),
-            _data("n_entity_type", _text(entity.entity_type)),
-            _data("n_description", _optional(entity.description)),
-            _data("n_source_id", _optional(entity.source_id)),
-            _data("n_extraction_method", entity.extraction_method.value),
-            _data("n_model", _optional(entity.model)),
-            _data("n_confidence", repr(entity.confidence)),
-            _data("n_properties", _text(_json(entity.properties))),
-        ]
+        fields = _fields(NODE_KEYS, entity, entity.name, entity.entity_type)
         for name, value in entity.properties.items():
             if value is not None:
                 key, kind = properties[name]
                 fields.append(_data(key, _typed(value, kind)))
         out.write(f'    <node id="{entity.id}">{"".join(fields)}</node>\n')
     async for relationship in exported_relationships(
-        graph, tenant_id, entities, whole=around is None
+        graph, tenant_id, entities, whole=scope.around is None
     ):
-        fields = [
-            _data("e_label", _text(relationship.relationship_type)),
-            _data("e_relationship_type", _text(relationship.relationship_type)),
-            _data("e_description", _optional(relationship.description)),
-            _data("e_source_id", _optional(relationship.source_id)),
-            _data("e_extraction_method", relationship.extraction_method.value),
-            _data("e_model", _optional(relationship.model)),
-            _data("e_confidence", repr(relationship.confidence)),
-            _data("e_properties", _text(_json(relationship.properties))),
-        ]
+        kind = relationship.relationship_type
+        fields = _fields(EDGE_KEYS, relationship, kind, kind)
         out.write(
             f'    <edge id="{relationship.id}" source="{relationship.source_entity_id}" '
             f'target="{relationship.target_entity_id}">{"".join(fields)}</edge>\n'

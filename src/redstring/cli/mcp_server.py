@@ -1,14 +1,16 @@
 """`redstring mcp`: the graph as tools an agent calls, over stdio, on the official MCP SDK.
 
 `GraphTools` answers each tool from the stores one `--db` names, in one
-tenant, through the same actions the commands use (`redstring.cli.actions`);
-`build_server` registers its methods on an `MCPServer`, the write tools
-only when asked; `serve` opens the stores, runs the server on standard
-input and output until the client goes, and closes them. Needs the `mcp`
-extra. See ADR 0070.
+tenant, through the same actions the commands use (`redstring.cli.actions`,
+`redstring.cli.ask`); `build_server` registers its methods on an
+`MCPServer`, the write tools only when asked; `serve` opens the stores
+(the graph, its vectors, and the chunk store of the passages `add` wrote),
+runs the server on standard input and output until the client goes, and
+closes them. Needs the `mcp` extra. See ADRs 0070 and 0083.
 
 A tool's bad argument (an entity no one holds, `k` out of range) is a
-tool error whose text says what was wrong; the server goes on serving.
+tool error whose text says what was wrong; the server goes on serving. A
+write tool checks its whole batch before writing any of it.
 """
 
 from __future__ import annotations
@@ -20,25 +22,31 @@ from uuid import uuid4
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from redstring import __version__
-from redstring.cli import actions
+from redstring.cli import actions, ask
 
 # Read at run time: the SDK builds each tool's output schema from its annotations.
 from redstring.cli.actions import Match, Neighbor  # noqa: TC001
+from redstring.cli.ask import ContextAnswer  # noqa: TC001
+from redstring.cli.passages import PassageRecord, passages_of
 from redstring.cli.rows import RowError, Rows
-from redstring.cli.stores import CommandError, open_database, search_provider
+from redstring.cli.stores import CommandError, open_chunks, open_database, search_provider
+from redstring.composition import import_documents
 from redstring.domain.blocking import blocking_keys_for
 from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.exceptions import RedstringError
-from redstring.domain.ids import EntityId, RelationshipId
+from redstring.domain.ids import EntityId, RelationshipId, SourceId
 from redstring.domain.relationship import Relationship
 from redstring.domain.retrieval import RetrievalMode
+from redstring.domain.source import SourceDocument
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
+    from redstring.chunks.adapters.postgres import PostgresChunkStore
+    from redstring.chunks.adapters.sqlite import SqliteChunkStore
     from redstring.cli.stores import Database
     from redstring.domain.ids import TenantId
     from redstring.ports.embedding import EmbeddingProvider
@@ -48,9 +56,14 @@ SERVER_NAME: Final = "redstring"
 #: What the server tells an agent about itself when it connects.
 INSTRUCTIONS: Final = (
     "An entity graph: people, organisations, places and things, with typed "
-    "relationships between them. Find entities with search_entities, read one "
-    "with get_entity (by id or exact name), walk the graph with list_neighbors."
+    "relationships between them, and the documents they were read from. Ask a "
+    "question with retrieve_context (the passages that answer it, the entities and "
+    "relationships they name); find entities with search_entities, read one with "
+    "get_entity (by id or exact name, with the passages that mention it), walk the "
+    "graph with list_neighbors."
 )
+#: The passages of an entity `get_entity` returns at most.
+ENTITY_PASSAGES: Final = 20
 
 
 class EntityRef(TypedDict):
@@ -92,10 +105,26 @@ class SearchAnswer(TypedDict):
 
 
 class EntityAnswer(TypedDict):
-    """What `get_entity` returns: the entity and every relationship touching it."""
+    """What `get_entity` returns: the entity, every relationship touching it, its passages.
+
+    `passages` are the first `ENTITY_PASSAGES` passages that mention it, by
+    document then offset; `passage_count` is how many there are in all.
+    """
 
     entity: EntityRecord
     relationships: list[RelationshipRecord]
+    passages: list[PassageRecord]
+    passage_count: int
+
+
+class DocumentsAnswer(TypedDict):
+    """What `add_documents` wrote."""
+
+    documents: int
+    passages: int
+    replaced: int
+    mentions: int
+    linked_entities: int
 
 
 class NeighborsAnswer(TypedDict):
@@ -115,6 +144,28 @@ class NewEntity(BaseModel):
     entity_type: str = Field(description="Its type, e.g. person, organization, place.")
     description: str | None = Field(default=None, description="One or two sentences.")
     properties: dict[str, Any] = Field(default_factory=dict, description="Any JSON fields.")
+
+
+class NewDocument(BaseModel):
+    """A document `add_documents` writes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(description="The document's id; adding it again replaces it.")
+    text: str = Field(description="The document's text (plain text or Markdown).")
+    title: str | None = Field(default=None, description="Its title, if it has one.")
+
+
+def _documents(documents: list[NewDocument]) -> list[SourceDocument]:
+    """`documents` as source documents, every one checked before any is written."""
+    checked = []
+    for index, each in enumerate(documents):
+        try:
+            checked.append(SourceDocument(id=SourceId(each.id), text=each.text, title=each.title))
+        except ValidationError as exc:
+            reason = "; ".join(error["msg"] for error in exc.errors())
+            raise ValueError(f"documents[{index}] (id {each.id!r}): {reason}") from None
+    return checked
 
 
 def _ref(entity: Entity) -> EntityRef:
@@ -140,11 +191,21 @@ class GraphTools:
     Each method is one tool; it raises `ToolError` with a one-line reason
     for a bad argument. `embeddings` is the provider the database's vectors
     were made with (`None`: it holds none, and search is lexical).
+    `location` is the `--db` the database was opened from: when it held no
+    passages then, each passage tool looks again, so documents added since
+    are found; without it, never.
     """
 
     database: Database
     tenant_id: TenantId
     embeddings: EmbeddingProvider | None
+    location: str | None = None
+
+    async def _chunks(self) -> SqliteChunkStore | PostgresChunkStore | None:
+        """The database's chunk store, opened read-only if one was added since the start."""
+        if self.database.chunks is None and self.location is not None:
+            self.database.chunks = await open_chunks(self.location, read_only=True)
+        return self.database.chunks
 
     async def search_entities(
         self,
@@ -212,7 +273,42 @@ class GraphTools:
                     properties=relationship.properties,
                 )
             )
-        return EntityAnswer(entity=_record(found), relationships=records)
+        passages: list[PassageRecord] = []
+        chunks = await self._chunks()
+        if chunks is not None:
+            found_passages = await passages_of(chunks, self.tenant_id, entity_ids=[entity_id])
+            passages = found_passages.get(entity_id, [])
+        return EntityAnswer(
+            entity=_record(found),
+            relationships=records,
+            passages=passages[:ENTITY_PASSAGES],
+            passage_count=len(passages),
+        )
+
+    async def retrieve_context(
+        self, query: str, k: int = ask.ASK_K, budget_chars: int | None = None
+    ) -> ContextAnswer:
+        """The context for a question: the passages that answer it, best first, and their graph.
+
+        Each passage carries its fused score and each channel's (bm25, graph,
+        dense; null where a channel did not rank it), its document and
+        offsets, and the entities it names; then the entities that matter
+        and the relationships among them.
+
+        Args:
+            query: The question, in plain words.
+            k: How many passages to return (1 to 1000).
+            budget_chars: Keep the passages' texts within this many characters,
+                best first, cut only at a sentence end.
+        """
+        return await ask.answer(
+            query,
+            self.tenant_id,
+            chunks=await self._chunks(),
+            graph=self.database.graph,
+            k=k,
+            budget_chars=budget_chars,
+        )
 
     async def list_neighbors(self, entity: str, depth: int = 1) -> NeighborsAnswer:
         """List the entities within `depth` hops of one entity, nearest first.
@@ -246,6 +342,28 @@ class GraphTools:
         ]
         await self._write(written, [])
         return [_ref(entity) for entity in written]
+
+    async def add_documents(self, documents: list[NewDocument]) -> DocumentsAnswer:
+        """Add documents for retrieve_context, linking the graph's entities they name.
+
+        The whole batch is checked first and written together, or not at
+        all; a document whose id is held already is replaced.
+
+        Args:
+            documents: Each with an id and its text, and a title if it has one.
+        """
+        chunks, graph, log = self.database.chunks, self.database.graph, self.database.events
+        assert chunks is not None  # opened for writing, it is always there
+        checked, tenant = _documents(documents), self.tenant_id
+        report = await import_documents(checked, tenant, chunks=chunks, graph=graph, event_log=log)
+        answer: DocumentsAnswer = {
+            "documents": report.documents,
+            "passages": report.chunks,
+            "replaced": report.replaced,
+            "mentions": report.mentions,
+            "linked_entities": report.linked_entities,
+        }
+        return answer
 
     async def add_relationship(
         self,
@@ -299,9 +417,9 @@ class GraphTools:
 
 
 #: The read tools, each answered by the `GraphTools` method of its name.
-READ_TOOLS: Final = ("search_entities", "get_entity", "list_neighbors")
+READ_TOOLS: Final = ("retrieve_context", "search_entities", "get_entity", "list_neighbors")
 #: The tools `--allow-writes` adds.
-WRITE_TOOLS: Final = ("add_entities", "add_relationship")
+WRITE_TOOLS: Final = ("add_documents", "add_entities", "add_relationship")
 
 
 def _as_tool_errors[**P, T](
@@ -344,9 +462,11 @@ async def serve(
     ends.
     """
     if allow_writes:
-        database = await open_database(location, read_only=False, embeddings=embeddings)
+        database = await open_database(
+            location, read_only=False, embeddings=embeddings, chunks=True
+        )
     else:
-        database = await open_database(location, read_only=True)
+        database = await open_database(location, read_only=True, chunks=True)
         try:
             embeddings = await search_provider(database)
         except BaseException:
@@ -354,6 +474,6 @@ async def serve(
             raise
     async with database:
         server = build_server(
-            GraphTools(database, tenant_id, embeddings), allow_writes=allow_writes
+            GraphTools(database, tenant_id, embeddings, location), allow_writes=allow_writes
         )
         await server.run_stdio_async()

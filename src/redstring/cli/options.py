@@ -60,3 +60,10 @@ def embeddings_option(function: Callable[..., Any]) -> Callable[..., Any]:
         help="How names are embedded: local (multilingual-e5-small), hash "
         "(meaningless, fast, for trying things out) or none (lexical search only).",
     )(function)
+
+
+def depth_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`--depth`, the hops of neighbourhood to walk: 1 to 10, 1 when omitted."""
+    return click.option(
+        "--depth", type=click.IntRange(1, 10), default=1, show_default=True, help="How many hops."
+    )(function)

@@ -5,7 +5,8 @@ case, and a byte-order mark is ignored); JSON rows may carry a
 `properties` object, and any other column or key becomes a property. With
 `id_column`, that column identifies the entity: a UUID is used as it is,
 anything else is mapped to a fixed UUID within the tenant. A line that
-`redstring export` wrote (`"redstring": "entity"` or `"relationship"`)
+`redstring export` wrote (`"redstring": "entity"` or `"relationship"`; a
+`"mention"` line, which names a passage, is skipped)
 keeps every field, its id included. A file with one bad row yields
 nothing: the error names the file, the line and what is wrong.
 """
@@ -263,11 +264,11 @@ def _exported(
         result.entities.append(_with_keys(Entity.model_validate(fields)))
     elif kind == "relationship":
         result.relationships.append(Relationship.model_validate(fields))
-    else:
+    elif kind != "mention":  # a passage naming an entity: `redstring add` brings documents
         raise RowError(
             source=source,
             line=line,
-            reason=f"`{EXPORT_KEY}` must be 'entity' or 'relationship', got {kind!r}",
+            reason=f"`{EXPORT_KEY}` must be 'entity', 'relationship' or 'mention', got {kind!r}",
         )
 
 

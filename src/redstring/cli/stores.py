@@ -5,6 +5,9 @@ path means SQLite, a `postgresql://` (or `postgres://`) URL means the
 Postgres stores (the `postgres` extra), in their default schema. Read
 commands open it read-only, so they never create or change a file or a
 schema; one that is not a redstring database is refused, not given tables.
+The passages `add` writes live in the same file or schema (a chunk store);
+a command that reads them opens it too, read-only, and finds none in a
+database nothing was ever added to.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ import asyncio
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Self
+from typing import TYPE_CHECKING, Final, Literal, Self, overload
 from uuid import NAMESPACE_URL, UUID, uuid5
 
+from redstring.chunks.adapters.sqlite import SqliteChunkStore
 from redstring.domain.exceptions import StoreError
 from redstring.domain.ids import TenantId
 from redstring.events.adapters.sqlite import SqliteEventLog
@@ -24,6 +28,7 @@ from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.vector.adapters.sqlite import SqliteVectorStore
 
 if TYPE_CHECKING:
+    from redstring.chunks.adapters.postgres import PostgresChunkStore
     from redstring.events.adapters.postgres import PostgresEventLog
     from redstring.graph.adapters.postgres import PostgresGraphStore
     from redstring.ports.embedding import EmbeddingProvider
@@ -138,7 +143,9 @@ class Database:
     """The stores one `--db` names, and the embedding model its vectors were made with.
 
     Opened for writing, it holds the file's event log too, which records
-    every import and build.
+    every import and build. `chunks` is its chunk store (the passages and
+    their mentions) when the command asked for it and, for reading, the
+    database holds one.
     """
 
     location: str
@@ -147,6 +154,7 @@ class Database:
     model: str | None
     dimension: int | None
     events: SqliteEventLog | PostgresEventLog | None = None
+    chunks: SqliteChunkStore | PostgresChunkStore | None = None
 
     async def __aenter__(self) -> Self:
         return self
@@ -163,12 +171,20 @@ class Database:
                 if self.vectors is not None:
                     await self.vectors.close()
             finally:
-                if self.events is not None:
-                    await self.events.close()
+                try:
+                    if self.events is not None:
+                        await self.events.close()
+                finally:
+                    if self.chunks is not None:
+                        await self.chunks.close()
 
 
 async def open_database(
-    location: str, *, read_only: bool, embeddings: EmbeddingProvider | None = None
+    location: str,
+    *,
+    read_only: bool,
+    embeddings: EmbeddingProvider | None = None,
+    chunks: bool = False,
 ) -> Database:
     """The stores at `location`, for reading, or for writing with `embeddings`.
 
@@ -180,10 +196,29 @@ async def open_database(
     another model's vectors, vectors when `embeddings` is `None`, or
     entities without vectors when it is not, are refused before anything
     is written, since each would hide entities from the semantic channel.
+    With `chunks`, the chunk store comes too (see `open_chunks`).
 
     Raises:
         CommandError: a refusal above, in one line.
     """
+    database = await _open_stores(location, read_only=read_only, embeddings=embeddings)
+    return await _with_chunks(database, location, read_only=read_only) if chunks else database
+
+
+async def _with_chunks(database: Database, location: str, *, read_only: bool) -> Database:
+    """`database` with its chunk store attached; closed whole if that fails."""
+    try:
+        database.chunks = await open_chunks(location, read_only=read_only)
+    except BaseException:
+        await database.close()
+        raise
+    return database
+
+
+async def _open_stores(
+    location: str, *, read_only: bool, embeddings: EmbeddingProvider | None
+) -> Database:
+    """`open_database` without the chunk store."""
     if is_postgres(location):
         return await _open_postgres(location, read_only=read_only, embeddings=embeddings)
     try:
@@ -214,25 +249,41 @@ async def open_database(
     graph = SqliteGraphStore(location)
     vectors = None
     if embeddings is not None:
-        vectors = SqliteVectorStore(
-            location, dimension=embeddings.dimension, model=embeddings.model
+        vectors = await _claimed(
+            SqliteVectorStore(location, dimension=embeddings.dimension, model=embeddings.model),
+            graph,
         )
-        # Claims the file for this model in one transaction before the graph is
-        # written, so of two imports with different models the loser writes nothing.
-        try:
-            await vectors.count_by_tenant()
-        except BaseException:
-            await vectors.close()
-            await graph.close()
-            raise
-    return Database(
-        location,
-        graph,
-        vectors,
-        embeddings.model if embeddings else None,
-        embeddings.dimension if embeddings else None,
-        SqliteEventLog(location),
-    )
+    return _writable(location, graph, vectors, embeddings, SqliteEventLog(location))
+
+
+async def _claimed[V: SqliteVectorStore | PostgresVectorStore](
+    vectors: V, graph: SqliteGraphStore | PostgresGraphStore
+) -> V:
+    """`vectors`, once they claim the database for their model; both closed if that fails.
+
+    The claim is one transaction before the graph is written, so of two
+    imports with different models the loser writes nothing.
+    """
+    try:
+        await vectors.count_by_tenant()
+    except BaseException:
+        await vectors.close()
+        await graph.close()
+        raise
+    return vectors
+
+
+def _writable(
+    label: str,
+    graph: SqliteGraphStore | PostgresGraphStore,
+    vectors: SqliteVectorStore | PostgresVectorStore | None,
+    embeddings: EmbeddingProvider | None,
+    events: SqliteEventLog | PostgresEventLog,
+) -> Database:
+    """The stores opened for writing, with the model and dimension of `embeddings`."""
+    model = embeddings.model if embeddings is not None else None
+    dimension = embeddings.dimension if embeddings is not None else None
+    return Database(label, graph, vectors, model, dimension, events)
 
 
 def _refuse_other_embeddings(
@@ -313,21 +364,79 @@ async def _open_postgres(
         raise
     vectors = None
     if embeddings is not None:
-        vectors = vector_store(location, dimension=embeddings.dimension, model=embeddings.model)
+        vectors = await _claimed(
+            vector_store(location, dimension=embeddings.dimension, model=embeddings.model), graph
+        )
+    return _writable(label, graph, vectors, embeddings, log_store(location))
+
+
+@overload
+async def open_chunks(
+    location: str, *, read_only: Literal[False]
+) -> SqliteChunkStore | PostgresChunkStore: ...
+
+
+@overload
+async def open_chunks(
+    location: str, *, read_only: bool
+) -> SqliteChunkStore | PostgresChunkStore | None: ...
+
+
+async def open_chunks(
+    location: str, *, read_only: bool
+) -> SqliteChunkStore | PostgresChunkStore | None:
+    """The chunk store of the database at `location` (the passages `add` wrote).
+
+    For writing it is created when missing. For reading it is opened
+    read-only, creating nothing, and is `None` when the database holds no
+    chunk store (nothing was ever added to it).
+
+    Raises:
+        CommandError: the chunk store cannot be read, or the `postgres`
+            extra is missing for a Postgres URL.
+    """
+    store: SqliteChunkStore | PostgresChunkStore
+    if is_postgres(location):
         try:
-            await vectors.count_by_tenant()  # claims the schema for this model first
-        except BaseException:
-            await vectors.close()
-            await graph.close()
-            raise
-    return Database(
-        label,
-        graph,
-        vectors,
-        embeddings.model if embeddings else None,
-        embeddings.dimension if embeddings else None,
-        log_store(location),
-    )
+            from redstring.chunks.adapters.postgres import PostgresChunkStore
+        except ImportError as exc:
+            raise CommandError(f"{exc}; a postgresql:// --db needs it") from exc
+        store = PostgresChunkStore(location, read_only=read_only)
+    else:
+        store = SqliteChunkStore(location, read_only=read_only)
+    try:
+        await store.count_chunks(tenant_id_for(DEFAULT_TENANT))
+    except StoreError as exc:
+        await store.close()
+        if read_only and "holds no" in exc.reason:
+            return None
+        raise CommandError(f"cannot read the passages of {shown(location)} ({exc.reason})") from exc
+    except BaseException:
+        await store.close()
+        raise
+    return store
+
+
+async def open_for_documents(location: str) -> Database:
+    """The stores `add` writes: the graph (whose names it links), the chunk store, the log.
+
+    Each is created when missing; no vector store is opened, since adding
+    documents embeds no entity.
+
+    Raises:
+        CommandError: a store cannot be opened, or the `postgres` extra is
+            missing for a Postgres URL.
+    """
+    if is_postgres(location):
+        graph_store, _, log_store = _postgres()
+        database = Database(
+            shown(location), graph_store(location), None, None, None, log_store(location)
+        )
+    else:
+        database = Database(
+            location, SqliteGraphStore(location), None, None, None, SqliteEventLog(location)
+        )
+    return await _with_chunks(database, location, read_only=False)
 
 
 def event_log(location: str) -> SqliteEventLog | PostgresEventLog:

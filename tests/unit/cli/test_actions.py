@@ -20,7 +20,7 @@ from redstring import (
     RetrievalMode,
 )
 from redstring.cli import actions
-from redstring.cli.export import write_jsonl
+from redstring.cli.export import Scope, write_jsonl
 from redstring.cli.rows import Rows
 from redstring.cli.stores import CommandError
 from redstring.domain.ids import EntityId
@@ -182,8 +182,8 @@ async def test_write_jsonl_writes_each_relationship_once_and_only_inside_around(
     await graph.upsert_relationships([knows, built])
 
     whole, near = io.StringIO(), io.StringIO()
-    await write_jsonl(graph, TENANT, whole)
-    await write_jsonl(graph, TENANT, near, around=ada.id, depth=1)
+    await write_jsonl(Scope(graph, TENANT), whole)
+    await write_jsonl(Scope(graph, TENANT, around=ada.id, depth=1), near)
 
     rows = [json.loads(line) for line in whole.getvalue().splitlines()]
     assert sorted(row["id"] for row in rows if row["redstring"] == "relationship") == sorted(

@@ -238,7 +238,7 @@ BAD_INPUTS: dict[str, tuple[str, bytes, str]] = {
     "extra field": ("p.tsv", b"name\tentity_type\na\tb\tc\n", "p.tsv:2: more fields than the header names"),  # noqa: E501
     "blank name": ("p.jsonl", b'{"name": " ", "entity_type": "x"}\n', "p.jsonl:1: name: Value error, name must not be blank: ' '"),  # noqa: E501
     "no id": ("p.jsonl", b'{"name": "a", "entity_type": "x"}\n', "p.jsonl:1: missing field `sku` (the id column)"),  # noqa: E501
-    "bad export kind": ("p.jsonl", b'{"redstring": "vector"}\n', "p.jsonl:1: `redstring` must be 'entity' or 'relationship', got 'vector'"),  # noqa: E501
+    "bad export kind": ("p.jsonl", b'{"redstring": "vector"}\n', "p.jsonl:1: `redstring` must be 'entity', 'relationship' or 'mention', got 'vector'"),  # noqa: E501
 }  # fmt: skip
 
 
@@ -574,10 +574,14 @@ def test_delete_entire_tenant_leaves_other_tenants(
 
 
 def test_delete_needs_entities_or_entire_tenant_but_not_both(graph_db: Path) -> None:
-    for argv in (["delete"], ["delete", "Ada", "--entire-tenant"]):
+    for argv in (
+        ["delete"],
+        ["delete", "Ada", "--entire-tenant"],
+        ["delete", "--document", "x", "--entire-tenant"],
+    ):
         status, _, err = run(*argv, "--db", graph_db)
         assert status == 2
-        assert "name the entities to delete, or pass --entire-tenant, not both" in err
+        assert "name the entities to delete, or pass --document ID or --entire-tenant" in err
 
 
 def test_delete_in_a_lexical_only_file(tmp_path: Path, people: Path) -> None:

@@ -13,11 +13,18 @@ import textwrap
 import time
 from contextlib import suppress
 from io import StringIO
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from redstring import InMemoryChunkStore, SourceId, SqliteChunkStore, SqliteEventLog, replay
+from redstring import (
+    InMemoryChunkStore,
+    SourceId,
+    SqliteChunkStore,
+    SqliteEventLog,
+    chunk_id_for,
+    replay,
+)
 from redstring.cli import main
 from redstring.cli.documents import add_documents, ask_documents
 from redstring.cli.stores import CommandError, tenant_id_for
@@ -50,6 +57,13 @@ def run(*argv: str | Path, stdin: bytes | None = None) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
+def passages(out: str) -> list[dict[str, Any]]:
+    """The passages of `ask --json`'s output."""
+    found = json.loads(out)["passages"]
+    assert isinstance(found, list)
+    return found
+
+
 def lines(path: Path, rows: Sequence[Mapping[str, object]]) -> Path:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
@@ -75,7 +89,7 @@ def test_add_then_ask_prints_passages_with_sources_offsets_and_the_entities_name
 
     status, out, err = run("ask", "what was Tokyo called", "--db", database, "--json")
     assert status == 0, err
-    [first] = json.loads(out)
+    [first] = passages(out)
     assert (first["source_id"], first["title"], first["start"], first["end"]) == (
         "edo",
         "From Edo to Tokyo",
@@ -85,18 +99,30 @@ def test_add_then_ask_prints_passages_with_sources_offsets_and_the_entities_name
     assert [entity["name"] for entity in first["entities"]] == ["Tokyo"]
     assert first["score"] > 0
 
+    # "Tokyo" names an entity, so the graph channel ranks the passage too.
+    assert first["bm25"] > 0
+    assert first["graph"] is not None
+    assert first["dense"] is None
+    assert json.loads(out)["entities"][0]["name"] == "Tokyo"
+    assert first["chunk_id"] == str(chunk_id_for(DEFAULT, SourceId("edo"), 0, first["text"]))
+
     status, out, _ = run("ask", "emperor", "--db", database)
     assert status == 0
-    assert out.splitlines()[0].split() == [
+    table = out.splitlines()
+    assert table[0].split() == [
         "rank",
         "score",
+        "bm25",
+        "graph",
         "source",
         "offsets",
         "passage",
         "entities",
     ]
-    assert out.splitlines()[1].split()[2:4] == ["kyoto", "0-47"]
-    assert out.splitlines()[1].endswith("Kyoto")
+    assert table[1].split()[3:5] == ["-", "kyoto"]
+    assert table[1].split()[5] == "0-47"
+    assert table[1].endswith("Kyoto")
+    assert len(table) == 2  # no entity linked from the question: no entity table
 
 
 def test_adding_again_replaces_and_another_tenant_sees_nothing(
@@ -109,7 +135,7 @@ def test_adding_again_replaces_and_another_tenant_sees_nothing(
     status, out, _ = run("ask", "Tokyo", "--db", database, "--tenant", "other")
     assert (status, out) == (0, "no passage matches\n")
     status, out, _ = run("ask", "Tokyo", "--db", database, "--tenant", "other", "--json")
-    assert (status, json.loads(out)) == (0, [])
+    assert (status, passages(out)) == (0, [])
 
 
 def test_add_reads_standard_input(database: Path) -> None:
@@ -117,7 +143,7 @@ def test_add_reads_standard_input(database: Path) -> None:
     assert status == 0, err
     assert "1 mentions of 1 entities" in out
     status, out, _ = run("ask", "bay", "--db", database, "--json")
-    assert json.loads(out)[0]["source_id"] == "stdin"
+    assert passages(out)[0]["source_id"] == "stdin"
 
 
 @pytest.mark.parametrize(
@@ -148,16 +174,77 @@ def test_a_json_lines_row_without_text_is_named_and_creates_no_database(tmp_path
     assert not (tmp_path / "new.db").exists()
 
 
-def test_ask_needs_an_existing_database_and_both_commands_refuse_postgres(tmp_path: Path) -> None:
+def test_ask_needs_an_existing_database(tmp_path: Path) -> None:
     status, _, err = run("ask", "x", "--db", tmp_path / "missing.db")
     assert status == 1
     assert "no such database" in err
     assert not (tmp_path / "missing.db").exists()
-    url = "postgresql://u@localhost/db"
-    for argv in (("ask", "x"), ("add", lines(tmp_path / "n.jsonl", NOTES))):
-        status, _, err = run(*argv, "--db", url)
-        assert status == 1
-        assert "needs a SQLite --db file" in err
+
+
+def test_ask_of_a_database_nothing_was_added_to_finds_nothing_and_changes_nothing(
+    database: Path,
+) -> None:
+    before = database.read_bytes()
+    status, out, err = run("ask", "Tokyo", "--db", database, "--json")
+    assert (status, passages(out)) == (0, []), err
+    assert database.read_bytes() == before
+
+
+def test_delete_document_removes_its_passages_and_mentions_and_is_recorded(
+    tmp_path: Path, database: Path
+) -> None:
+    notes = lines(tmp_path / "notes.jsonl", NOTES)
+    assert run("add", notes, "--db", database)[0] == 0
+    assert run("add", notes, "--db", database, "--tenant", "other")[0] == 0
+    status, out, err = run("delete", "--document", "edo", "--document", "edo", "--db", database)
+    assert (status, out) == (0, f"deleted 1 document (1 passage) from {database}\n"), err
+    status, out, _ = run("ask", "Tokyo Edo", "--db", database, "--json")
+    assert [each["source_id"] for each in passages(out)] == []
+    status, out, _ = run("ask", "emperor", "--db", database, "--json")
+    assert [each["source_id"] for each in passages(out)] == ["kyoto"]
+    status, out, _ = run("ask", "Tokyo Edo", "--db", database, "--tenant", "other", "--json")
+    assert [each["source_id"] for each in passages(out)] == ["edo"]
+
+    async def replayed() -> list[str]:
+        async with SqliteEventLog(database) as log:
+            kinds = [type(stored.event).__name__ for stored in await log.read()]
+            memory = InMemoryChunkStore()
+            await replay(log, ChunkProjection(memory))
+        found = await memory.search("Tokyo Edo emperor", DEFAULT)
+        return kinds + sorted(each.chunk.source_id for each in found)
+
+    assert asyncio.run(replayed())[-2:] == ["DocumentDeleted", "kyoto"]
+
+
+def test_delete_of_a_document_the_tenant_lacks_is_refused_and_deletes_nothing(
+    tmp_path: Path, database: Path
+) -> None:
+    assert run("add", lines(tmp_path / "notes.jsonl", NOTES), "--db", database)[0] == 0
+    before = database.read_bytes()
+    status, out, err = run(
+        "delete", "--document", "kyoto", "--document", "nowhere", "--db", database
+    )
+    assert (status, out) == (1, "")
+    assert err == "redstring delete: no document 'nowhere' in this tenant\n"
+    status, _, err = run("delete", "--document", "kyoto", "--db", database, "--tenant", "x")
+    assert (status, err) == (1, "redstring delete: no document 'kyoto' in this tenant\n")
+    assert database.read_bytes() == before
+    status, _, err = run("delete", "Tokyo", "--document", "kyoto", "--db", database)
+    assert status == 2
+    assert "one of them" in err
+
+
+def test_deleting_an_entire_tenant_removes_its_passages_too(tmp_path: Path, database: Path) -> None:
+    notes = lines(tmp_path / "notes.jsonl", NOTES)
+    assert run("add", notes, "--db", database)[0] == 0
+    assert run("add", notes, "--db", database, "--tenant", "other")[0] == 0
+    status, out, err = run("delete", "--entire-tenant", "--db", database)
+    assert (status, out) == (0, "deleted tenant 'default': 2 entities, 0 vectors, 2 passages\n")
+    assert err == ""
+    status, out, _ = run("ask", "Tokyo", "--db", database, "--json")
+    assert passages(out) == []
+    status, out, _ = run("ask", "Tokyo", "--db", database, "--tenant", "other", "--json")
+    assert [each["source_id"] for each in passages(out)] == ["edo"]
 
 
 async def test_the_actions_run_without_click_and_a_replay_of_the_log_agrees(
@@ -168,8 +255,8 @@ async def test_the_actions_run_without_click_and_a_replay_of_the_log_agrees(
     documents = read_sources([str(lines(tmp_path / "n.jsonl", NOTES))], stdin=io.BytesIO())
     report = await add_documents(str(database), documents, DEFAULT)
     assert report.documents == 2
-    [passage] = await ask_documents(str(database), "eastern capital", DEFAULT, k=1)
-    assert [entity.name for entity in passage.entities] == ["Kyoto"]
+    [passage] = (await ask_documents(str(database), "eastern capital", DEFAULT, k=1))["passages"]
+    assert [entity["name"] for entity in passage["entities"]] == ["Kyoto"]
     with pytest.raises(CommandError, match="no such database"):
         await ask_documents(str(tmp_path / "none.db"), "x", DEFAULT)
 
@@ -262,3 +349,50 @@ async def test_an_add_killed_midway_leaves_its_writes_whole_or_absent(
         async with SqliteEventLog(database) as log, SqliteChunkStore(database) as store:
             await replay(log, ChunkProjection(store))
         assert await _held(database) == (events, KILLED_DOCUMENTS, 2)
+
+
+def test_ask_gives_the_context_entities_relationships_and_fits_a_budget(tmp_path: Path) -> None:
+    from tests.unit.cli.test_mcp import ADA, BABBAGE, DESIGNED, ENGINE, KNOWS, NOTE, load
+
+    db = tmp_path / "graph.db"
+    load(tmp_path, db)
+    assert run("add", lines(tmp_path / "notes.jsonl", [NOTE]), "--db", db)[0] == 0
+    status, out, err = run("ask", "what did Charles Babbage design", "--db", db, "--json")
+    assert status == 0, err
+    found = json.loads(out)
+    assert found["query"] == "what did Charles Babbage design"
+    [passage] = found["passages"]
+    assert (passage["source_id"], passage["start"], passage["end"]) == ("engines", 0, 109)
+    assert [each["id"] for each in passage["entities"]] == [BABBAGE, ENGINE, ADA]
+    assert {each["id"] for each in found["entities"]} == {ADA, BABBAGE, ENGINE}
+    assert found["entities"][0]["id"] == BABBAGE  # named in the question
+    assert [
+        (each["id"], each["source"]["id"], each["relationship_type"], each["target"]["id"])
+        for each in found["relationships"]
+    ] == [(KNOWS, ADA, "knows", BABBAGE), (DESIGNED, BABBAGE, "designed", ENGINE)]
+
+    status, out, err = run(
+        "ask", "what did Charles Babbage design", "--db", db, "--json", "--budget-chars", "60"
+    )
+    assert status == 0, err
+    [trimmed] = json.loads(out)["passages"]
+    assert (trimmed["text"], trimmed["start"], trimmed["end"]) == (
+        "Charles Babbage designed the Analytical Engine.",
+        0,
+        47,
+    )
+    status, out, _ = run("ask", "what did Charles Babbage design", "--db", db)
+    table = out.splitlines()
+    assert table[-3].split() == ["source", "relationship", "target"]
+    assert table[-2].split() == ["Ada", "Lovelace", "knows", "Charles", "Babbage"]
+    assert table[-1].split() == ["Charles", "Babbage", "designed", "Analytical", "Engine"]
+
+
+def test_ask_refuses_a_bad_budget_or_a_blank_question_naming_it(database: Path) -> None:
+    status, _, err = run("ask", "Tokyo", "--db", database, "--budget-chars", "0")
+    assert status == 2
+    assert "--budget-chars" in err
+    status, _, err = run("ask", "   ", "--db", database)
+    assert status == 1
+    assert err.startswith("redstring ask: ")
+    assert "query" in err

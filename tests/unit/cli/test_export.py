@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from redstring import InMemoryGraphStore
-from redstring.cli.export import PROPERTY_PREFIX, write_graphml, write_jsonl
+from redstring.cli.export import PROPERTY_PREFIX, Scope, write_graphml, write_jsonl
 from tests.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from tests.unit.cli.test_commands import imported, run
 
@@ -32,7 +32,7 @@ def read_graphml(text: str) -> nx.MultiDiGraph[str]:
 
 async def graphml(graph: InMemoryGraphStore, tenant_id: TenantId = TENANT, **around: Any) -> str:
     out = io.StringIO()
-    await write_graphml(graph, tenant_id, out, **around)
+    await write_graphml(Scope(graph, tenant_id, **around), out)
     return out.getvalue()
 
 
@@ -115,7 +115,7 @@ async def test_around_exports_the_neighbourhood_and_only_the_edges_inside_it() -
     assert set(near.nodes) == {str(a.id), str(b.id), str(c.id)}
     assert {key for _, _, key in near.edges(keys=True)} == {str(ab.id), str(bc.id)}
     lines = io.StringIO()
-    await write_jsonl(graph, TENANT, lines, around=a.id, depth=2)
+    await write_jsonl(Scope(graph, TENANT, around=a.id, depth=2), lines)
     rows = [json.loads(line) for line in lines.getvalue().splitlines()]
     assert [row["id"] for row in rows] == [str(a.id), str(b.id), str(c.id), str(ab.id), str(bc.id)]
 
@@ -209,3 +209,38 @@ def test_export_depth_needs_around_and_around_needs_an_entity(graph_db: Path) ->
     assert "--depth needs --around ENTITY" in err
     status, _, err = run("export", "--db", graph_db, "--around", "Nobody")
     assert (status, err) == (1, "redstring export: no entity named 'Nobody' in this tenant\n")
+
+
+def test_export_jsonl_ends_with_the_mentions_and_import_reads_it_back(
+    tmp_path: Path, graph_db: Path
+) -> None:
+    from tests.unit.cli.test_mcp import ADA, BABBAGE, ENGINE, NOTE
+
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(json.dumps(NOTE) + "\n", encoding="utf-8")
+    assert run("add", notes, "--db", graph_db)[0] == 0
+    before = graph_db.read_bytes()
+    status, out, err = run("export", "--db", graph_db)
+    assert status == 0, err
+    assert graph_db.read_bytes() == before
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [row["redstring"] for row in rows[:5]] == ["entity"] * 3 + ["relationship"] * 2
+    mentions = [row for row in rows[5:] if "entity_id" in row]
+    assert all(row["redstring"] == "mention" for row in rows[5:])
+    text = str(NOTE["text"])
+    assert [(row["entity_id"], row["start"], row["end"]) for row in mentions] == [
+        (ADA, 48, 60),
+        (BABBAGE, 0, 15),
+        (BABBAGE, 79, 94),
+        (ENGINE, 29, 46),
+    ]
+    assert {(row["chunk_id"], row["source_id"], row["title"]) for row in mentions} == {
+        (mentions[0]["chunk_id"], "engines", "Engines")
+    }
+    assert mentions[1]["snippet"] == text[: text.index(" building")] + "\u2026"
+    copy = tmp_path / "copy.db"
+    exported = tmp_path / "export.jsonl"
+    exported.write_text(out, encoding="utf-8")
+    assert "3 entities" in imported(exported, "--db", copy)
+    status, again, _ = run("export", "--db", copy)
+    assert again.splitlines() == out.splitlines()[:5]

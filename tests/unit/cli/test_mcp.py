@@ -66,11 +66,34 @@ def load(tmp_path: Path, db: str | Path, *, tenant: str = "default") -> None:
     assert "2 relationships" in imported(source, "--db", db, "--tenant", tenant)
 
 
+#: A document naming Charles Babbage twice, the Analytical Engine and Ada Lovelace once.
+NOTE = {
+    "id": "engines",
+    "title": "Engines",
+    "text": "Charles Babbage designed the Analytical Engine. Ada Lovelace wrote for it, "
+    "and Charles Babbage kept building.",
+}
+
+
+def add_note(tmp_path: Path, db: str | Path) -> None:
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(json.dumps(NOTE) + "\n", encoding="utf-8")
+    status, _, err = run("add", notes, "--db", db)
+    assert status == 0, err
+
+
 @pytest.fixture
 def graph_db(tmp_path: Path) -> Path:
     db = tmp_path / "graph.db"
     load(tmp_path, db)
     return db
+
+
+@pytest.fixture
+def noted_db(tmp_path: Path, graph_db: Path) -> Path:
+    """The graph, and one document that names its entities."""
+    add_note(tmp_path, graph_db)
+    return graph_db
 
 
 def server(db: str | Path, *extra: str) -> StdioServerParameters:
@@ -91,11 +114,11 @@ def error_text(result: CallToolResult) -> str:
 
 
 async def test_the_server_lists_its_read_tools_and_answers_each_over_stdio(
-    graph_db: Path,
+    noted_db: Path,
 ) -> None:
-    async with Client(server(graph_db)) as client:
+    async with Client(server(noted_db)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(tools) == {"search_entities", "get_entity", "list_neighbors"}
+        assert set(tools) == {"retrieve_context", "search_entities", "get_entity", "list_neighbors"}
         assert all(tool.description for tool in tools.values())
         assert tools["search_entities"].input_schema["required"] == ["query"]
 
@@ -114,6 +137,33 @@ async def test_the_server_lists_its_read_tools_and_answers_each_over_stdio(
             (DESIGNED, "outgoing", "Analytical Engine"),
         ]
         assert entity["relationships"][1]["properties"] == {"year": 1837}
+        assert [
+            (each["source_id"], each["title"], each["start"], each["end"])
+            for each in entity["passages"]
+        ] == [("engines", "Engines", 0, 15), ("engines", "Engines", 79, 94)]
+        assert entity["passage_count"] == 2
+        assert entity["passages"][0]["snippet"].startswith("Charles Babbage designed")
+
+        context = answer(
+            await client.call_tool("retrieve_context", {"query": "what did Charles Babbage design"})
+        )
+        [passage] = context["passages"]
+        assert (passage["source_id"], passage["start"], passage["end"]) == ("engines", 0, 109)
+        assert passage["bm25"] > 0
+        assert passage["graph"] is not None  # the question names Charles Babbage
+        assert [each["id"] for each in passage["entities"]] == [BABBAGE, ENGINE, ADA]
+        assert {each["id"] for each in context["entities"]} == {ADA, BABBAGE, ENGINE}
+        assert [each["id"] for each in context["relationships"]] == [KNOWS, DESIGNED]
+        cut = answer(
+            await client.call_tool(
+                "retrieve_context", {"query": "what did Charles Babbage design", "budget_chars": 60}
+            )
+        )
+        [passage] = cut["passages"]
+        assert (passage["start"], passage["end"]) == (0, 47)
+        assert passage["text"] == "Charles Babbage designed the Analytical Engine."
+        # Only the entities named in what the budget left of the passage.
+        assert [each["id"] for each in passage["entities"]] == [BABBAGE, ENGINE]
 
         near = answer(await client.call_tool("list_neighbors", {"entity": ADA, "depth": 2}))
         assert near["entity"]["name"] == "Ada Lovelace"
@@ -137,6 +187,15 @@ async def test_a_bad_argument_is_a_clear_tool_error_and_the_server_goes_on(
         assert "depth" in error_text(too_deep)
         mode = await client.call_tool("search_entities", {"query": "Ada", "mode": "psychic"})
         assert "mode" in error_text(mode)
+        blank = await client.call_tool("retrieve_context", {"query": " "})
+        assert "query" in error_text(blank)
+        budget = await client.call_tool("retrieve_context", {"query": "Ada", "budget_chars": 0})
+        assert "budget_chars" in error_text(budget)
+        assert "0" in error_text(budget)
+        empty = answer(await client.call_tool("retrieve_context", {"query": "Ada"}))
+        assert empty["passages"] == []
+        documents = await client.call_tool("add_documents", {"documents": []})
+        assert "add_documents" in error_text(documents)
         write = await client.call_tool("add_entities", {"entities": []})
         assert "add_entities" in error_text(write)
         # Still serving after every refusal.
@@ -170,12 +229,62 @@ async def test_writes_are_offered_only_with_allow_writes_and_land_in_the_databas
             await client.call_tool("search_entities", {"query": "Lovelace Hall", "k": 1})
         )
         assert found["matches"][0]["properties"] == {"city": "London"}
+        wrote = answer(await client.call_tool("add_documents", {"documents": [
+            {"id": "hall", "title": "The hall", "text": "Lovelace Hall honours Ada Lovelace."},
+        ]}))  # fmt: skip
+        assert wrote == {
+            "documents": 1, "passages": 1, "replaced": 0, "mentions": 2, "linked_entities": 2,
+        }  # fmt: skip
+        hall = answer(await client.call_tool("get_entity", {"entity": "Lovelace Hall"}))
+        assert [(each["source_id"], each["start"], each["end"]) for each in hall["passages"]] == [
+            ("hall", 0, 13)
+        ]
+        context = answer(await client.call_tool("retrieve_context", {"query": "honours"}))
+        assert [each["source_id"] for each in context["passages"]] == ["hall"]
     status, out, _ = await asyncio.to_thread(
         run, "neighbors", "Lovelace Hall", "--db", graph_db, "--json"
     )
     assert status == 0
     assert [row["id"] for row in json.loads(out)["neighbors"]] == [ADA]
     assert _integrity(graph_db) == "ok"
+
+
+async def test_documents_added_while_a_read_only_server_runs_are_found(
+    tmp_path: Path, graph_db: Path
+) -> None:
+    before = await asyncio.to_thread(graph_db.read_bytes)
+    async with Client(server(graph_db)) as client:
+        query = {"query": "what did Charles Babbage design"}
+        assert answer(await client.call_tool("retrieve_context", query))["passages"] == []
+        assert await asyncio.to_thread(graph_db.read_bytes) == before  # no chunk tables made
+        await asyncio.to_thread(add_note, tmp_path, graph_db)
+        found = answer(await client.call_tool("retrieve_context", query))
+        assert [each["source_id"] for each in found["passages"]] == ["engines"]
+        babbage = answer(await client.call_tool("get_entity", {"entity": BABBAGE}))
+        assert babbage["passage_count"] == 2
+
+
+async def test_a_bad_document_refuses_the_whole_batch_and_the_server_goes_on(
+    graph_db: Path,
+) -> None:
+    async with Client(server(graph_db, "--allow-writes", "--embeddings", "hash")) as client:
+        good = {"id": "good", "text": "Ada Lovelace wrote notes."}
+        for bad, said in (
+            ({"id": "blank", "text": "   "}, "documents[1] (id 'blank'): "),
+            ({"id": " ", "text": "Some text."}, "documents[1] (id ' '): "),
+            ({"id": "good", "text": "Again."}, "repeats the document id 'good'"),
+            ({"id": "x", "text": "y", "author": "z"}, "author"),
+            ({"text": "no id"}, "id"),
+        ):
+            refused = await client.call_tool("add_documents", {"documents": [good, bad]})
+            assert said in error_text(refused)
+        context = answer(await client.call_tool("retrieve_context", {"query": "Ada notes"}))
+        assert context["passages"] == []
+        wrote = answer(await client.call_tool("add_documents", {"documents": [good]}))
+        assert (wrote["documents"], wrote["passages"]) == (1, 1)
+    status, out, _ = await asyncio.to_thread(run, "ask", "notes", "--db", graph_db, "--json")
+    assert status == 0
+    assert [each["source_id"] for each in json.loads(out)["passages"]] == ["good"]
 
 
 def test_the_tenant_option_scopes_every_tool(tmp_path: Path) -> None:
@@ -210,6 +319,31 @@ async def test_tools_in_process_answer_as_over_stdio(graph_db: Path) -> None:
             assert lexical["matches"][0]["semantic"] is None
             bad = await client.call_tool("get_entity", {"entity": "Nobody"})
             assert "no entity named 'Nobody'" in error_text(bad)
+
+
+async def test_get_entity_gives_the_first_passages_and_counts_them_all(
+    tmp_path: Path, graph_db: Path
+) -> None:
+    from redstring.cli.mcp_server import ENTITY_PASSAGES
+
+    notes = tmp_path / "many.jsonl"
+    notes.write_text(
+        "".join(
+            json.dumps({"id": f"note-{n:02d}", "text": f"Ada Lovelace wrote note {n}."}) + "\n"
+            for n in range(ENTITY_PASSAGES + 5)
+        ),
+        encoding="utf-8",
+    )
+    status, _, err = await asyncio.to_thread(run, "add", notes, "--db", graph_db)
+    assert status == 0, err
+    reader = await open_database(str(graph_db), read_only=True, chunks=True)
+    async with reader:
+        tools = GraphTools(reader, tenant_id_for("default"), None)
+        found = await tools.get_entity("Ada Lovelace")
+    assert found["passage_count"] == ENTITY_PASSAGES + 5
+    assert [each["source_id"] for each in found["passages"]] == [
+        f"note-{n:02d}" for n in range(ENTITY_PASSAGES)
+    ]
 
 
 async def test_write_tools_in_process_record_what_they_write(graph_db: Path) -> None:
@@ -368,9 +502,12 @@ CLIENT = textwrap.dedent(
             for n in range(20):
                 await client.call_tool("add_entities", {"entities": [
                     {"name": f"Written {n}", "entity_type": "note"}]})
+                await client.call_tool("add_documents", {"documents": [
+                    {"id": f"note-{n}", "text": f"Written {n} was noted."}]})
             print("written", flush=True)
             while True:
                 await client.call_tool("search_entities", {"query": "Written", "k": 5})
+                await client.call_tool("retrieve_context", {"query": "Written noted"})
 
     asyncio.run(main())
     """
@@ -424,6 +561,19 @@ def test_killing_the_client_leaves_the_sqlite_database_whole(graph_db: Path) -> 
     assert (stats["entities"], stats["vectors"]) == (23, 23)
     status, out, _ = run("search", "Written 19", "--db", graph_db, "--json", "-k", "1")
     assert json.loads(out)["matches"][0]["name"] == "Written 19"
+    _assert_every_note_held(graph_db)
+
+
+def _assert_every_note_held(db: str | Path) -> None:
+    """The 20 documents the killed client added are whole, each naming its entity."""
+    status, out, err = run("ask", "Written noted", "--db", db, "--json", "-k", "50")
+    assert status == 0, err
+    found = json.loads(out)["passages"]
+    assert sorted(each["source_id"] for each in found) == sorted(f"note-{n}" for n in range(20))
+    assert all(
+        [entity["name"] for entity in each["entities"]] == [f"Written {each['source_id'][5:]}"]
+        for each in found
+    )
 
 
 @pytest.fixture
@@ -452,9 +602,17 @@ async def test_closing_a_session_on_postgres_leaves_what_was_written(
     async with Client(server(postgres_db, "--allow-writes", "--embeddings", "hash")) as client:
         answer(await client.call_tool("add_entities", {"entities": [
             {"name": "Lovelace Hall", "entity_type": "place"}]}))  # fmt: skip
+        answer(await client.call_tool("add_documents", {"documents": [NOTE]}))
     async with Client(server(postgres_db)) as client:
         found = answer(await client.call_tool("get_entity", {"entity": "Lovelace Hall"}))
         assert found["entity"]["entity_type"] == "place"
+        babbage = answer(await client.call_tool("get_entity", {"entity": BABBAGE}))
+        assert [(each["start"], each["end"]) for each in babbage["passages"]] == [(0, 15), (79, 94)]
+        context = answer(
+            await client.call_tool("retrieve_context", {"query": "what did Charles Babbage design"})
+        )
+        assert [each["source_id"] for each in context["passages"]] == ["engines"]
+        assert [each["id"] for each in context["relationships"]] == [KNOWS, DESIGNED]
 
 
 def test_killing_the_client_leaves_the_postgres_database_whole(
@@ -468,3 +626,4 @@ def test_killing_the_client_leaves_the_postgres_database_whole(
     assert (stats["entities"], stats["vectors"]) == (23, 23)
     status, out, _ = run("neighbors", "Ada Lovelace", "--db", postgres_db, "--json")
     assert [row["id"] for row in json.loads(out)["neighbors"]] == [BABBAGE]
+    _assert_every_note_held(postgres_db)

@@ -210,3 +210,57 @@ def test_a_password_in_the_query_string_is_never_printed(database: str, people: 
         assert shown(shown_as) in out + err
         for hidden in (secret, encoded, quote(encoded, safe=""), encoded[:32]):
             assert hidden not in out + err
+
+
+def test_add_ask_and_delete_document_run_on_postgres(database: str, tmp_path: Path) -> None:
+    cities = tmp_path / "cities.jsonl"
+    cities.write_text(
+        json.dumps({"name": "Tokyo", "entity_type": "city", "properties": {"aliases": ["Edo"]}})
+        + "\n",
+        encoding="utf-8",
+    )
+    assert run("import", cities, "--db", database, "--embeddings", "none")[0] == 0
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(
+        json.dumps({"id": "edo", "title": "Edo", "text": "Before 1868 Tokyo was called Edo."})
+        + "\n"
+        + json.dumps({"id": "bay", "text": "The city grew along the bay."})
+        + "\n",
+        encoding="utf-8",
+    )
+    status, out, err = run("add", notes, "--db", database)
+    assert status == 0, err
+    assert out == f"added 2 documents (2 passages) to {shown(database)}, 2 mentions of 1 entities\n"
+    status, out, err = run("ask", "what was Tokyo called", "--db", database, "--json")
+    assert status == 0, err
+    [first, *_] = json.loads(out)["passages"]
+    assert (first["source_id"], first["start"], first["end"]) == ("edo", 0, 33)
+    assert [entity["name"] for entity in first["entities"]] == ["Tokyo"]
+    status, out, err = run("delete", "--document", "edo", "--db", database)
+    assert (status, out) == (0, f"deleted 1 document (1 passage) from {shown(database)}\n"), err
+    status, out, _ = run("ask", "Tokyo bay", "--db", database, "--json")
+    assert [each["source_id"] for each in json.loads(out)["passages"]] == ["bay"]
+    status, out, err = run("delete", "--entire-tenant", "--db", database)
+    assert (status, out) == (0, "deleted tenant 'default': 1 entity, 0 vectors, 1 passage\n"), err
+    status, out, _ = run("ask", "Tokyo bay", "--db", database, "--json")
+    assert json.loads(out)["passages"] == []
+
+
+def test_ask_of_a_postgres_database_nothing_was_added_to_creates_no_chunk_tables(
+    database: str, people: Path
+) -> None:
+    assert run("import", people, "--db", database, "--embeddings", "none")[0] == 0
+    status, out, err = run("ask", "Ada", "--db", database, "--json")
+    assert (status, json.loads(out)["passages"]) == (0, []), err
+
+    async def tables() -> list[str]:
+        connection = await asyncpg.connect(database)
+        try:
+            rows = await connection.fetch(
+                "SELECT table_name FROM information_schema.tables WHERE table_name LIKE '%chunk%'"
+            )
+        finally:
+            await connection.close()
+        return [row[0] for row in rows]
+
+    assert asyncio.run(tables()) == []

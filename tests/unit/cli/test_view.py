@@ -20,6 +20,7 @@ from redstring import InMemoryGraphStore
 from redstring.cli.view import neighbourhood_page, page
 from tests.factories import TENANT, make_entity, make_relationship
 from tests.unit.cli.test_commands import imported, run
+from tests.unit.cli.test_mcp import NOTE
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -95,6 +96,9 @@ def page_file(tmp_path: Path) -> tuple[Path, int]:
     source.write_text("".join(json.dumps(row) + "\n" for row in GRAPH), encoding="utf-8")
     db = tmp_path / "graph.db"
     imported(source, "--db", db)
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(json.dumps(NOTE) + "\n", encoding="utf-8")
+    assert run("add", notes, "--db", db)[0] == 0
     out = tmp_path / "page.html"
     status, said, err = run("view", "Charles Babbage", "--db", db, "--out", out)
     assert (status, said, err) == (0, f"wrote {out}\n", "")
@@ -113,6 +117,14 @@ def test_the_page_draws_every_node_and_labels_every_edge_in_a_browser(
     assert sorted(re.findall(r'<text class="node-label"[^>]*>([^<]*)</text>', dom)) == [
         "Ada Lovelace", "Analytical Engine", "Charles Babbage"]  # fmt: skip
     assert "<h2>Charles Babbage (person)</h2>" in dom
+    # The chosen node's passages: one per mention, each with its document and offsets.
+    assert re.findall(r'<div class="source">([^<]*)</div>', dom) == [
+        "Engines \u2014 engines 0\u201315", "Engines \u2014 engines 79\u201394"]  # fmt: skip
+    text = str(NOTE["text"])
+    assert re.findall(r'<div class="snippet">([^<]*)</div>', dom) == [
+        text[: text.index(" building")] + "\u2026",
+        text,
+    ]
 
 
 def test_a_screenshot_of_the_page_is_not_blank(page_file: tuple[Path, int]) -> None:
@@ -159,3 +171,31 @@ def test_view_refuses_a_missing_entity_and_a_missing_directory(tmp_path: Path) -
     assert not (tmp_path / "p.html").exists()
     status, _, err = run("view", "Ada Lovelace", "--db", db, "--out", tmp_path / "no" / "p.html")
     assert (status, err) == (1, f"redstring view: no such directory: {tmp_path / 'no'}\n")
+
+
+async def test_a_node_holds_at_most_its_first_passages_and_counts_the_rest() -> None:
+    from redstring import InMemoryChunkStore, Mention
+    from redstring.cli.view import NODE_PASSAGES
+    from redstring.testing.factories import make_chunk
+
+    ada = make_entity(name="Ada Lovelace")
+    graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
+    await graph.upsert_entities([ada])
+    said = [
+        make_chunk("Ada Lovelace wrote.", source_id=f"doc-{n:02d}")
+        for n in range(NODE_PASSAGES + 3)
+    ]
+    await chunks.put_chunks(said)
+    await chunks.put_mentions(
+        [
+            Mention(tenant_id=TENANT, chunk_id=each.id, entity_id=ada.id, start=0, end=12)
+            for each in said
+        ]
+    )
+    html = await neighbourhood_page(graph, TENANT, "Ada Lovelace", depth=1, chunks=chunks)
+    payload = html.split('<script type="application/json" id="data">')[1].split("</script>")[0]
+    [node] = json.loads(payload)["nodes"]
+    assert node["passage_count"] == NODE_PASSAGES + 3
+    assert [each["source_id"] for each in node["passages"]] == [
+        f"doc-{n:02d}" for n in range(NODE_PASSAGES)
+    ]

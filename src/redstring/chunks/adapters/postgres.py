@@ -145,14 +145,15 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
     Give a `dsn` and the store opens a pool of up to `pool_size` connections
     on first use; or give a `pool` you own (an `asyncpg.Pool`), which it
     uses and never closes. Nothing is held between calls, so every process
-    sharing the schema reads every committed write.
+    sharing the schema reads every committed write. With `read_only` (a
+    `dsn` only) its connections refuse every write and nothing is created.
 
     Raises (from any method):
         ValueError: from the constructor, not exactly one of `dsn` and
-            `pool`, or a bad `schema`.
+            `pool`, a bad `schema`, or `read_only` with a `pool`.
         StoreError: the database failed (the driver's error is the
-            `__cause__`), or the schema holds a chunk store layout version
-            this code does not read.
+            `__cause__`), the schema holds a chunk store layout version
+            this code does not read, or, read-only, no chunk store.
         ClosedError: the store has been closed.
     """
 
@@ -163,6 +164,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
         pool: asyncpg.Pool | None = None,
         schema: str = DEFAULT_SCHEMA,
         pool_size: int = DEFAULT_POOL_SIZE,
+        read_only: bool = False,
     ) -> None:
         self._client = PostgresClient(
             dsn=dsn,
@@ -171,6 +173,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             pool_size=pool_size,
             store="postgres chunk store",
             resource=f"{type(self).__name__}(schema={schema!r})",
+            read_only=read_only,
         )
         self._s = f'"{self._client.schema}"'
         self._cache = PostingCache()

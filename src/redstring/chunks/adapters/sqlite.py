@@ -144,6 +144,22 @@ def _ensure_schema(connection: sqlite3.Connection, store: str) -> None:
             )
 
 
+def _check_schema(connection: sqlite3.Connection, store: str) -> None:
+    """For a read-only store: refuse a file without chunk tables, or of another version."""
+    held = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunks_meta'"
+    ).fetchone()
+    version = _schema_version(connection) if held is not None else None
+    if version is None:
+        raise StoreError(store=store, reason="the file holds no chunk store")
+    if version != SCHEMA_VERSION:
+        raise StoreError(
+            store=store,
+            reason=f"the file holds chunk store schema version {version}; "
+            f"this redstring reads only version {SCHEMA_VERSION}",
+        )
+
+
 def _schema_version(connection: sqlite3.Connection) -> int | None:
     """The recorded version, or `None` when the chunk tables were never created."""
     row = connection.execute(
@@ -294,18 +310,24 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
     Raises (from any method):
         StoreError: the database failed, or the file holds a chunk store
             schema version this code does not read; the message names the
-            path.
+            path. Read-only (`read_only=True`: the file is never created or
+            changed, every write is refused), also a file without chunk
+            tables ("the file holds no chunk store").
         ClosedError: the store has been closed.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
+        if not isinstance(read_only, bool):
+            raise ValueError(f"read_only must be a bool, got {read_only!r}")
         self._path = check_path(path)
         self._store = f"sqlite chunk store {self._path}"
+        setup = _check_schema if read_only else _ensure_schema
         self._worker = SqliteWorker(
             self._path,
             store=self._store,
             resource=self._resource_name(),
-            setup=lambda connection: _ensure_schema(connection, self._store),
+            setup=lambda connection: setup(connection, self._store),
+            read_only=read_only,
         )
         self._cache = PostingCache()
 
