@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypedDict
 from uuid import UUID
 
 from redstring.domain.blocking import blocking_keys_for
@@ -23,6 +23,25 @@ if TYPE_CHECKING:
 
 #: The uuid5 namespace of every extracted id. Changing it changes every id: a wire format.
 EXTRACTION_ID_NAMESPACE: Final = UUID("6f1d8a52-3c4e-5b7a-9d2f-0e8c1b4a7d36")
+
+
+class LlmProvenance(TypedDict):
+    """The fields every entity and relationship a model extracted from one source carries."""
+
+    tenant_id: TenantId
+    source_id: SourceId
+    extraction_method: ExtractionMethod
+    model: str
+
+
+def llm_provenance(tenant_id: TenantId, source_id: SourceId, model: str) -> LlmProvenance:
+    """What an extracted row of `tenant_id`'s `source_id`, read by `model`, is stamped with."""
+    return {
+        "tenant_id": tenant_id,
+        "source_id": source_id,
+        "extraction_method": ExtractionMethod.LLM,
+        "model": model,
+    }
 
 
 def _uuid_for(kind: str, *parts: str) -> UUID:
@@ -98,20 +117,18 @@ def map_extraction(
     """
     entities: list[Entity] = []
     dropped = 0
+    provenance = llm_provenance(tenant_id, source_id, model)
     for row in extraction.entities:
         try:
             entity = Entity(
                 id=entity_id_for(tenant_id, source_id, row.entity_type, row.name),
-                tenant_id=tenant_id,
                 name=row.name,
                 normalized_name=normalize_name(row.name),
                 entity_type=row.entity_type,
                 description=row.description,
-                source_id=source_id,
                 properties=copy_json(row.properties),
-                extraction_method=ExtractionMethod.LLM,
-                model=model,
                 confidence=row.confidence,
+                **provenance,
             )
         except ValueError:
             dropped += 1

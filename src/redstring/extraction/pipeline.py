@@ -6,7 +6,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from redstring.domain.entity import Entity, ExtractionMethod
+from redstring.domain.entity import Entity
 from redstring.domain.exceptions import LlmProviderError
 from redstring.domain.json_safety import check_name, shown
 from redstring.domain.limits import MAX_CONCURRENCY
@@ -15,7 +15,12 @@ from redstring.domain.relationship import Relationship
 from redstring.domain.source import SourceDocument
 from redstring.domain.validation import check_collaborator, check_integer, check_tenant_id
 from redstring.extraction.chunking import Chunk, Chunker, SlidingWindowChunker
-from redstring.extraction.mapping import MappedChunk, map_extraction, relationship_id_for
+from redstring.extraction.mapping import (
+    MappedChunk,
+    llm_provenance,
+    map_extraction,
+    relationship_id_for,
+)
 from redstring.extraction.schema import Extraction
 from redstring.ports.llm import LlmProvider
 
@@ -219,6 +224,7 @@ def _resolve(
     resolved: dict[RelationshipId, Relationship] = {}
     found_in: dict[RelationshipId, list[int]] = {}
     unresolved = invalid = 0
+    provenance = llm_provenance(tenant_id, source_id, model)
     for index, row in rows:
         source = by_name.get(normalize_name(row.source_name))
         target = by_name.get(normalize_name(row.target_name))
@@ -230,15 +236,12 @@ def _resolve(
                 id=relationship_id_for(
                     tenant_id, source_id, row.relationship_type, source.id, target.id
                 ),
-                tenant_id=tenant_id,
                 source_entity_id=source.id,
                 target_entity_id=target.id,
                 relationship_type=row.relationship_type,
                 description=row.description,
-                source_id=source_id,
-                extraction_method=ExtractionMethod.LLM,
-                model=model,
                 confidence=row.confidence,
+                **provenance,
             )
         except ValueError:
             invalid += 1

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from array import array
 from itertools import chain
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Final, NamedTuple, cast
 
 import numpy as np
 
@@ -163,7 +163,7 @@ class UnitPostings:
         low = np.frombuffer(self.low, dtype=np.uint64)
         alive = np.frombuffer(self.alive, dtype=np.bool_) if self.dead else None
         if len(self.alive) < _COUNT_ALL_BELOW:
-            return _count_all(lists, limit, high, low, alive)
+            return _count_all(_Lookup(lists, limit, high, low, alive))
         flags = self._flags
         if not flags.lock.acquire(blocking=False):
             # Another thread is using the flags: this lookup gets its own.
@@ -171,19 +171,24 @@ class UnitPostings:
             flags.lock.acquire()
         try:
             flags.grow(len(self.alive))
-            return _by_stages(lists, limit, high, low, alive, flags)
+            return _by_stages(_Lookup(lists, limit, high, low, alive), flags)
         finally:
             flags.lock.release()
 
 
-def _count_all(
-    lists: list[np.ndarray],
-    limit: int,
-    high: np.ndarray,
-    low: np.ndarray,
-    alive: np.ndarray | None,
-) -> list[int]:
+class _Lookup(NamedTuple):
+    """What a `best_rows` strategy reads: the query's postings and the rows' ids and liveness."""
+
+    lists: list[np.ndarray]
+    limit: int
+    high: np.ndarray
+    low: np.ndarray
+    alive: np.ndarray | None
+
+
+def _count_all(lookup: _Lookup) -> list[int]:
     """`best_rows` by counting every posting: `numpy.bincount` up to the highest row read."""
+    lists, limit, high, low, alive = lookup
     counts = np.bincount(np.concatenate(lists))
     found = np.flatnonzero(counts >= MIN_SHARED_UNITS)
     if alive is not None:
@@ -205,14 +210,7 @@ def _count_all(
     return ranked
 
 
-def _by_stages(
-    lists: list[np.ndarray],
-    limit: int,
-    high: np.ndarray,
-    low: np.ndarray,
-    alive: np.ndarray | None,
-    flags: _Flags,
-) -> list[int]:
+def _by_stages(lookup: _Lookup, flags: _Flags) -> list[int]:
     """`best_rows` finding the rows sharing all `q` units, then `q - 1`, ... until `limit`.
 
     The query's postings are taken shortest first. A row sharing at least
@@ -228,6 +226,7 @@ def _by_stages(
     rather than read whole; a row is tested against one unit at most once.
     See ADR 0044.
     """
+    lists, limit, high, low, alive = lookup
     lists.sort(key=len)
     last = len(lists)
     entered, marked = flags.entered, flags.marked

@@ -57,6 +57,13 @@ def towards(index: int, weight: float, dimension: int = DIMENSION) -> list[float
     return vector
 
 
+async def _held(store: VectorStore, n: int, tenant_id: TenantId = TENANT) -> VectorRecord:
+    """The record `store` holds for `entity_id(n)` in `tenant_id`; fails the test when none is."""
+    record = await store.get(entity_id(n), tenant_id)
+    assert record is not None, f"no vector held for entity_id({n})"
+    return record
+
+
 finite = st.floats(min_value=-1e3, max_value=1e3, allow_nan=False, width=32)
 safe_keys = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\x00"), max_size=5)
 vectors = st.lists(finite, min_size=4, max_size=4).filter(lambda v: any(abs(x) > 1e-3 for x in v))
@@ -80,8 +87,7 @@ class VectorReaderWriterCompliance:
         async def scenario() -> None:
             store = self.new_store(4)
             await store.upsert(entity_id(1), vector, TENANT, metadata=metadata)
-            record = await store.get(entity_id(1), TENANT)
-            assert record is not None
+            record = await _held(store, 1)
             assert record.vector == pytest.approx(vector, rel=1e-6, abs=1e-30)
             assert record.metadata == metadata
             assert record.tenant_id == TENANT
@@ -92,8 +98,7 @@ class VectorReaderWriterCompliance:
         store = self.new_store()
         await store.upsert(entity_id(1), basis(0), TENANT, metadata={"entity_type": "a"})
         await store.upsert(entity_id(1), basis(1), TENANT, metadata={"entity_type": "b"})
-        record = await store.get(entity_id(1), TENANT)
-        assert record is not None
+        record = await _held(store, 1)
         assert record.vector == basis(1)
         assert record.metadata == {"entity_type": "b"}
         matches = await store.search(basis(1), TENANT, k=10)
@@ -106,8 +111,7 @@ class VectorReaderWriterCompliance:
         await store.upsert(entity_id(1), vector, TENANT, metadata=metadata)
         metadata["tags"].append("written")
         vector[0] = 5.0
-        record = await store.get(entity_id(1), TENANT)
-        assert record is not None
+        record = await _held(store, 1)
         record.metadata["tags"].append("read")
         with pytest.raises(TypeError):
             record.vector[0] = 7.0  # type: ignore[index]
@@ -115,8 +119,7 @@ class VectorReaderWriterCompliance:
             np.asarray(record.vector)[0] = 7.0
         [match] = await store.search(basis(0), TENANT, k=1)
         match.metadata["tags"].append("matched")
-        again = await store.get(entity_id(1), TENANT)
-        assert again is not None
+        again = await _held(store, 1)
         assert again.vector == basis(0)
         assert again.metadata == {"entity_type": "person", "tags": ["a"]}
 
@@ -130,8 +133,7 @@ class VectorReaderWriterCompliance:
         )
         matrix[:, 0], matrix[:, 1] = 0.0, 1.0
         for n in (1, 2):
-            record = await store.get(entity_id(n), TENANT)
-            assert record is not None
+            record = await _held(store, n)
             assert record.vector == basis(0)
         matches = await store.search(basis(0), TENANT, k=2)
         assert [match.score for match in matches] == [1.0, 1.0]
@@ -143,8 +145,7 @@ class VectorReaderWriterCompliance:
         store = self.new_store()
         await store.upsert(entity_id(1), basis(0), TENANT, metadata={"entity_type": "mine"})
         await store.upsert(entity_id(1), basis(1), OTHER_TENANT, metadata={"entity_type": "its"})
-        mine = await store.get(entity_id(1), TENANT)
-        assert mine is not None
+        mine = await _held(store, 1)
         assert mine.vector == basis(0)
         [match] = await store.search(basis(1), TENANT, k=5)
         assert match.metadata == {"entity_type": "mine"}
@@ -266,10 +267,7 @@ class VectorReaderWriterCompliance:
                 VectorRecord(entity_id=entity_id(1), tenant_id=TENANT, vector=basis(1)),
             ]
         )
-        mine = await store.get(entity_id(1), TENANT)
-        theirs = await store.get(entity_id(1), OTHER_TENANT)
-        assert mine is not None
-        assert theirs is not None
+        mine, theirs = await _held(store, 1), await _held(store, 1, OTHER_TENANT)
         assert mine.vector == basis(1)
         assert theirs.vector == basis(2)
         await store.upsert_many([])

@@ -25,7 +25,7 @@ import asyncio
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from pydantic import BaseModel, ValidationError
 
@@ -205,24 +205,26 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-class _OpenAiHttp:
+class _OpenAiProvider(AsyncClosable):
     """POSTs JSON to one OpenAI-compatible server with retries, and translates every failure.
 
-    Shared by both providers. `error` is the provider's error class; every
-    failure is raised as one, naming `model`, from the `httpx` error behind it.
+    The base of both providers. `_failure` is the provider's error class;
+    every failure is raised as one, naming `model`, from the `httpx` error
+    behind it.
     """
+
+    _failure: ClassVar[_ProviderError]
 
     def __init__(
         self,
         *,
         base_url: str,
         model: str,
-        api_key: str | None,
-        client: httpx.AsyncClient | None,
-        timeout: float,
-        max_retries: int,
-        backoff: float,
-        error: _ProviderError,
+        api_key: str | None = None,
+        client: httpx.AsyncClient | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff: float = 0.5,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model must be a non-blank string, got {model!r}")
@@ -236,21 +238,25 @@ class _OpenAiHttp:
         _check_seconds("timeout", timeout, allow_zero=False)
         check_integer(max_retries, argument="max_retries", minimum=0, maximum=MAX_RETRIES)
         _check_seconds("backoff", backoff, allow_zero=True)
-        self.model = model
+        self._model = model
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key is not None else {}
         self._owns_client = client is None
         self._client = httpx.AsyncClient() if client is None else client
         self._timeout = timeout
         self._attempts = max_retries + 1
         self._backoff = backoff
-        self._error = error
 
-    async def post[E: BaseModel](self, path: str, payload: dict[str, Any], envelope: type[E]) -> E:
+    @property
+    def model(self) -> str:
+        """The model name sent to the server, and reported in errors, events and extracted rows."""
+        return self._model
+
+    async def _post[E: BaseModel](self, path: str, payload: dict[str, Any], envelope: type[E]) -> E:
         """POST `payload` to `path` under the API root and validate the answer as `envelope`.
 
         Raises:
-            LlmProviderError | EmbeddingProviderError: (the class given as
-                `error`) a status other than 2xx or a transport failure,
+            LlmProviderError | EmbeddingProviderError: (the provider's
+                `_failure`) a status other than 2xx or a transport failure,
                 after any retries; or a body that is not JSON of the
                 `envelope` shape.
         """
@@ -259,7 +265,7 @@ class _OpenAiHttp:
         try:
             return envelope.model_validate_json(response.content)
         except ValidationError as exc:
-            raise self._error(
+            raise self._failure(
                 model=self.model,
                 reason=f"POST {url} answered with a body that is not the expected JSON "
                 f"({_first_error(exc)}): {response.text[:_EXCERPT]!r}",
@@ -331,15 +337,18 @@ class _OpenAiHttp:
         self, url: str, attempts: int, what: str
     ) -> LlmProviderError | EmbeddingProviderError:
         tries = f" after {attempts} attempts" if attempts > 1 else ""
-        return self._error(model=self.model, reason=f"POST {url} failed{tries}: {what}")
+        return self._failure(model=self.model, reason=f"POST {url} failed{tries}: {what}")
 
-    async def close(self) -> None:
-        """Close the client if this object created it; its provider calls this once."""
+    async def _release(self) -> None:
+        """Close the HTTP client if this adapter created it; a handed-in one stays open."""
         if self._owns_client:
             await self._client.aclose()
 
+    def _resource_name(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r})"
 
-class OpenAiCompatibleLlmProvider(AsyncClosable, LlmProvider):
+
+class OpenAiCompatibleLlmProvider(_OpenAiProvider, LlmProvider):
     """An `LlmProvider` that asks a chat-completions endpoint for JSON matching the schema.
 
     Each `extract` is one `POST {base_url}/chat/completions` (plus retries)
@@ -362,32 +371,7 @@ class OpenAiCompatibleLlmProvider(AsyncClosable, LlmProvider):
             `backoff < 0`.
     """
 
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        model: str,
-        api_key: str | None = None,
-        client: httpx.AsyncClient | None = None,
-        timeout: float = 60.0,
-        max_retries: int = 3,
-        backoff: float = 0.5,
-    ) -> None:
-        self._http = _OpenAiHttp(
-            base_url=base_url,
-            model=model,
-            api_key=api_key,
-            client=client,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff=backoff,
-            error=LlmProviderError,
-        )
-
-    @property
-    def model(self) -> str:
-        """The model name sent to the server, and reported in errors and on extracted rows."""
-        return self._http.model
+    _failure = LlmProviderError
 
     async def extract[S: BaseModel](
         self, text: str, schema: type[S], *, system_prompt: str | None = None
@@ -417,7 +401,7 @@ class OpenAiCompatibleLlmProvider(AsyncClosable, LlmProvider):
             messages.append({"role": "system", "content": system_prompt})
         messages.append({"role": "user", "content": text})
         name = _SCHEMA_NAME_CHARS.sub("_", schema.__name__)[:_SCHEMA_NAME_LENGTH]
-        completion = await self._http.post(
+        completion = await self._post(
             "/chat/completions",
             {
                 "model": self.model,
@@ -454,15 +438,8 @@ class OpenAiCompatibleLlmProvider(AsyncClosable, LlmProvider):
             )
             raise MalformedCompletionError(model=self.model, detail=f"{exc}{stopped}") from exc
 
-    async def _release(self) -> None:
-        """Close the HTTP client if this adapter created it; a handed-in one stays open."""
-        await self._http.close()
 
-    def _resource_name(self) -> str:
-        return f"{type(self).__name__}(model={self.model!r})"
-
-
-class OpenAiCompatibleEmbeddingProvider(AsyncClosable, EmbeddingProvider):
+class OpenAiCompatibleEmbeddingProvider(_OpenAiProvider, EmbeddingProvider):
     """An `EmbeddingProvider` over an embeddings endpoint, in batches of `batch_size` texts.
 
     Each batch is one `POST {base_url}/embeddings` (plus retries) with
@@ -479,6 +456,8 @@ class OpenAiCompatibleEmbeddingProvider(AsyncClosable, EmbeddingProvider):
             or `batch_size < 1`.
     """
 
+    _failure = EmbeddingProviderError
+
     def __init__(
         self,
         *,
@@ -494,7 +473,7 @@ class OpenAiCompatibleEmbeddingProvider(AsyncClosable, EmbeddingProvider):
     ) -> None:
         check_integer(dimension, argument="dimension", minimum=1, maximum=MAX_DIMENSION)
         _check_positive_int("batch_size", batch_size, minimum=1)
-        self._http = _OpenAiHttp(
+        super().__init__(
             base_url=base_url,
             model=model,
             api_key=api_key,
@@ -502,15 +481,9 @@ class OpenAiCompatibleEmbeddingProvider(AsyncClosable, EmbeddingProvider):
             timeout=timeout,
             max_retries=max_retries,
             backoff=backoff,
-            error=EmbeddingProviderError,
         )
         self._dimension = dimension
         self._batch_size = batch_size
-
-    @property
-    def model(self) -> str:
-        """The model name sent to the server, and reported in errors and events."""
-        return self._http.model
 
     @property
     def dimension(self) -> int:
@@ -536,9 +509,7 @@ class OpenAiCompatibleEmbeddingProvider(AsyncClosable, EmbeddingProvider):
         return vectors
 
     async def _embed_batch(self, batch: list[str], start: int) -> list[list[float]]:
-        answer = await self._http.post(
-            "/embeddings", {"model": self.model, "input": batch}, _Embeddings
-        )
+        answer = await self._post("/embeddings", {"model": self.model, "input": batch}, _Embeddings)
         items = sorted(answer.data, key=lambda item: item.index)
         if len(items) != len(batch):
             raise self._error(f"asked for {len(batch)} vectors, got {len(items)}", start)
@@ -562,10 +533,3 @@ class OpenAiCompatibleEmbeddingProvider(AsyncClosable, EmbeddingProvider):
         return EmbeddingProviderError(
             model=self.model, reason=f"{reason} (batch starting at texts[{start}])"
         )
-
-    async def _release(self) -> None:
-        """Close the HTTP client if this adapter created it; a handed-in one stays open."""
-        await self._http.close()
-
-    def _resource_name(self) -> str:
-        return f"{type(self).__name__}(model={self.model!r})"

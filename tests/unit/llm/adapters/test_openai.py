@@ -380,13 +380,13 @@ async def test_retry_after_is_capped_at_max_retry_delay(
     """The wait asked for is read, not timed: a loaded machine stretches every clock."""
     monkeypatch.setattr(openai, "MAX_RETRY_DELAY", 0.01)
     waits: list[float] = []
-    delay = openai._OpenAiHttp._delay
+    delay = openai._OpenAiProvider._delay
 
     def recorded(self: Any, attempt: int, retry_after: float | None) -> float:
         waits.append(delay(self, attempt, retry_after))
         return 0.0  # a cap that failed fails this test, rather than hanging it
 
-    monkeypatch.setattr(openai._OpenAiHttp, "_delay", recorded)
+    monkeypatch.setattr(openai._OpenAiProvider, "_delay", recorded)
     server.reply(
         CHAT,
         Reply(status=503, headers={"Retry-After": "3600"}),
