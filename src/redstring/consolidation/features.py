@@ -347,6 +347,22 @@ def _whole_token_similarity(left: NameForm, right: NameForm, similarity: float) 
     return min(similarity, cap)
 
 
+def _name_pairs(
+    left: Sequence[NameForm], right: Sequence[NameForm]
+) -> Iterable[tuple[NameForm, NameForm]]:
+    """The name pairs worth scoring, in order: those with equal sorted tokens when any score 1.
+
+    Only names with equal sorted tokens score `1.0`, so when one such pair
+    does (no initial reordered) no other pair can beat it, and the rest of
+    the grid of names and aliases is skipped.
+    """
+    pairs = [(a, b) for a in left for b in right]
+    exact = [(a, b) for a, b in pairs if a.sorted_text == b.sorted_text]
+    if any(name_similarity(a, b) >= 1.0 for a, b in exact):
+        return exact
+    return pairs
+
+
 def _weak(form: NameForm, single_token_names: bool) -> bool:
     if form.letters < SHORT_NAME_LETTERS:
         return True
@@ -376,38 +392,79 @@ def _compare_property(
     return PropertyComparison(key, _values_agree(a, b), frequency, values=(a, b))
 
 
+#: What `compare` measured of a pair's names: best similarity, weak, abbreviated, unmatched.
+_NameEvidence = tuple[float, bool, bool, tuple[str, ...]]
+
+
+class NameMemo:
+    """The name evidence of the pairs one pass compared, kept across its rounds.
+
+    Name evidence (the best over every name and alias of each) is most of what
+    `compare` costs and depends on nothing but the two profiles and whether
+    their type's names are whole, so a pass that compares a pair again in a
+    later round reads it here. Keyed by the profile objects (a profile
+    rebuilt after a merge is a new key); the memo holds every profile it has
+    seen, so no key outlives its profile.
+    """
+
+    __slots__ = ("_held", "_profiles")
+
+    def __init__(self) -> None:
+        self._held: dict[tuple[int, int, bool], _NameEvidence] = {}
+        self._profiles: dict[int, Profile] = {}
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def evidence(self, left: Profile, right: Profile, single: bool) -> _NameEvidence:
+        """The name evidence of the pair, measured once."""
+        key = (id(left), id(right), single)
+        found = self._held.get(key)
+        if found is None:
+            self._profiles.setdefault(key[0], left)
+            self._profiles.setdefault(key[1], right)
+            found = self._held[key] = _name_evidence(left, right, single)
+        return found
+
+
+def _name_evidence(left: Profile, right: Profile, single: bool) -> _NameEvidence:
+    best, weak, abbreviated = -1.0, True, False
+    best_pair = (left.name, right.name)
+    for a, b in _name_pairs(left.names, right.names):
+        similarity = name_similarity(a, b)
+        if single and len(a.tokens) == 1 and len(b.tokens) == 1:
+            similarity = _whole_token_similarity(a, b, similarity)
+        pair_weak = _weak(a, single) or _weak(b, single)
+        if similarity > best or (similarity == best and weak and not pair_weak):
+            best = similarity
+            weak = pair_weak
+            abbreviated = a.is_abbreviated or b.is_abbreviated
+            best_pair = (a, b)
+    unmatched = tuple(_unmatched(*best_pair)) if single else ()
+    return max(best, 0.0), weak, abbreviated, unmatched
+
+
 def compare(
     left: Profile,
     right: Profile,
     population: Population,
     *,
     measure_tolerance: float = MEASURE_TOLERANCE,
+    memo: NameMemo | None = None,
 ) -> PairFeatures:
     """Measure the evidence that `left` and `right` are one thing.
 
     Deterministic and symmetric in everything but the order of `properties`
     (sorted by key) and of `unmatched`. Properties held by only one side are
-    not evidence; each is compared as its kind in `population` says.
+    not evidence; each is compared as its kind in `population` says. With
+    `memo`, name evidence measured before for the same two profiles is
+    read, not measured again.
     """
     single = population.single_token_names(left.entity_type)
-    best, weak, abbreviated = -1.0, True, False
-    best_pair = (left.name, right.name)
-    for a in left.names:
-        for b in right.names:
-            similarity = name_similarity(a, b)
-            if single and len(a.tokens) == 1 and len(b.tokens) == 1:
-                similarity = _whole_token_similarity(a, b, similarity)
-            pair_weak = _weak(a, single) or _weak(b, single)
-            if similarity > best or (similarity == best and weak and not pair_weak):
-                best = similarity
-                weak = pair_weak
-                abbreviated = a.is_abbreviated or b.is_abbreviated
-                best_pair = (a, b)
-    unmatched = (
-        tuple((token, population.rarity(token)) for token in _unmatched(*best_pair))
-        if single
-        else ()
-    )
+    if memo is None:
+        name, weak, abbreviated, unmatched = _name_evidence(left, right, single)
+    else:
+        name, weak, abbreviated, unmatched = memo.evidence(left, right, single)
     comparisons = tuple(
         _compare_property(key, left, right, population, measure_tolerance)
         for key in sorted(left.properties.keys() & right.properties.keys())
@@ -416,11 +473,11 @@ def compare(
         None if left.vector is None or right.vector is None else _cosine(left.vector, right.vector)
     )
     return PairFeatures(
-        name=max(best, 0.0),
+        name=name,
         weak_name=weak,
         abbreviated=abbreviated,
         properties=comparisons,
         shared_neighbours=len(left.neighbours & right.neighbours),
         cosine=cosine,
-        unmatched=unmatched,
+        unmatched=tuple((token, population.rarity(token)) for token in unmatched),
     )
