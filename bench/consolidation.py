@@ -5,9 +5,11 @@
   a number in their id are one person.
 - **mentions**: each FEBRL3 original person as prose names it, with no
   properties: "Given Surname" and the forms of `bench.datasets.mention_forms`
-  (a title + the name, "G. Surname", "Surname, Given", and the bare surname,
-  kept only for a person whose surname another person shares: it must never
-  merge). The originals whose full
+  (a title + the name, "G. Surname", "Surname, Given", and the bare surname).
+  A bare surname another person shares names neither of them, so it is
+  labelled as a thing of its own: merging it costs precision, leaving it
+  apart costs nothing (ADR 0088); a surname no one else has is its
+  person's. The originals whose full
   name another original shares (88 people, e.g. two "Jack Browne"s with
   different birth dates) are left out: with no property nothing can tell
   them apart, so they measure the data, not the method.
@@ -132,7 +134,10 @@ def febrl3(limit: int | None = None) -> Labelled:
 
 
 def mentions(limit: int | None = None) -> Labelled:
-    """Prose-style names of FEBRL3's original people, with their bare surnames."""
+    """Prose-style names of FEBRL3's original people, with their bare surnames.
+
+    `bare` holds the positions of the bare surnames another person shares.
+    """
     people = [
         person
         for person in febrl3_people()
@@ -153,13 +158,13 @@ def mentions(limit: int | None = None) -> Labelled:
     bare: set[int] = set()
     for person in people:
         forms = {"name": person.name.title(), **mention_forms(person)}
-        if surnames[person.surname] == 1:
-            del forms["surname"]
         for form, text in forms.items():
-            if form == "surname":
+            label = person.cluster
+            if form == "surname" and surnames[person.surname] > 1:
                 bare.add(len(entities))
+                label = f"{person.cluster}/surname"
             entities.append(_entity(f"mentions/{person.key}/{form}", text, "person", {}))
-            labels.append(person.cluster)
+            labels.append(label)
     return Labelled("mentions", entities, labels, bare)
 
 

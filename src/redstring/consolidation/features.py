@@ -192,6 +192,7 @@ class Population:
     _kinds: dict[str, PropertyKind] = field(default_factory=dict)
     _tokens: dict[str, int] = field(default_factory=dict)
     _single_token_types: frozenset[str] = frozenset()
+    _full_names: dict[tuple[str, str], int] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -206,8 +207,14 @@ class Population:
         of_type: Counter[str] = Counter()
         single: Counter[str] = Counter()
         size = 0
+        full_names: set[tuple[str, str]] = set()
         for profile in profiles:
             size += 1
+            full_names.update(
+                (profile.entity_type, form.sorted_text)
+                for form in profile.names
+                if len(form.tokens) > 1 and not form.is_abbreviated
+            )
             counts.update(profile.properties.items())
             tokens.update({token for form in profile.names for token in form.tokens})
             of_type[profile.entity_type] += 1
@@ -234,6 +241,9 @@ class Population:
                 kind = PropertyKind.CATEGORY
             decided[key] = kind or PropertyKind.VALUE
         decided.update(kinds or {})
+        holding: Counter[tuple[str, str]] = Counter(
+            (entity_type, token) for entity_type, text in full_names for token in set(text.split())
+        )
         return cls(
             size=max(size, 1),
             _counts=dict(counts),
@@ -242,6 +252,7 @@ class Population:
             _single_token_types=frozenset(
                 t for t, n in of_type.items() if single[t] > _SINGLE_TOKEN_TYPE * n
             ),
+            _full_names=dict(holding),
         )
 
     def frequency(self, key: str, value: str) -> float:
@@ -258,6 +269,10 @@ class Population:
             return 1.0
         held = max(self._tokens.get(token, 1), 1)
         return max(0.0, 1.0 - math.log(held) / math.log(self.size))
+
+    def full_names_with(self, entity_type: str, token: str) -> int:
+        """How many distinct full names (two tokens or more, no initial) of a type hold `token`."""
+        return self._full_names.get((entity_type, token), 0)
 
     def single_token_names(self, entity_type: str) -> bool:
         """Whether most names of `entity_type` are one token (places), so one token is whole."""
@@ -287,7 +302,9 @@ class PairFeatures:
     those two names that no token of the other matches, with its rarity
     (only where the type's names are whole, mostly one token: a person's
     missing token is a partial mention, a place's is another place),
-    `cosine` `None` unless both have vectors.
+    `cosine` `None` unless both have vectors, `sole_full_name` whether one
+    of those names is a bare token (a surname) that the other, a full name,
+    holds and that no other full name of the pass holds (ADR 0088).
     """
 
     name: float
@@ -297,6 +314,7 @@ class PairFeatures:
     shared_neighbours: int
     cosine: float | None
     unmatched: tuple[tuple[str, float], ...] = ()
+    sole_full_name: bool = False
 
 
 def _values_agree(left: str, right: str) -> Agreement:
@@ -392,8 +410,9 @@ def _compare_property(
     return PropertyComparison(key, _values_agree(a, b), frequency, values=(a, b))
 
 
-#: What `compare` measured of a pair's names: best similarity, weak, abbreviated, unmatched.
-_NameEvidence = tuple[float, bool, bool, tuple[str, ...]]
+#: What `compare` measured of a pair's names: best similarity, weak, abbreviated, unmatched,
+#: and the bare token one name is of the other's full name (`""` when it is not).
+_NameEvidence = tuple[float, bool, bool, tuple[str, ...], str]
 
 
 class NameMemo:
@@ -441,7 +460,20 @@ def _name_evidence(left: Profile, right: Profile, single: bool) -> _NameEvidence
             abbreviated = a.is_abbreviated or b.is_abbreviated
             best_pair = (a, b)
     unmatched = tuple(_unmatched(*best_pair)) if single else ()
-    return max(best, 0.0), weak, abbreviated, unmatched
+    return max(best, 0.0), weak, abbreviated, unmatched, "" if single else _bare(*best_pair)
+
+
+def _bare(left: NameForm, right: NameForm) -> str:
+    """The one token of either name that the other, a full name, holds ("Doe", "John Doe")."""
+    for one, other in ((left, right), (right, left)):
+        if (
+            len(one.tokens) == 1
+            and len(other.tokens) > 1
+            and not other.is_abbreviated
+            and one.tokens[0] in other.tokens
+        ):
+            return one.tokens[0]
+    return ""
 
 
 def compare(
@@ -462,9 +494,9 @@ def compare(
     """
     single = population.single_token_names(left.entity_type)
     if memo is None:
-        name, weak, abbreviated, unmatched = _name_evidence(left, right, single)
+        name, weak, abbreviated, unmatched, bare = _name_evidence(left, right, single)
     else:
-        name, weak, abbreviated, unmatched = memo.evidence(left, right, single)
+        name, weak, abbreviated, unmatched, bare = memo.evidence(left, right, single)
     comparisons = tuple(
         _compare_property(key, left, right, population, measure_tolerance)
         for key in sorted(left.properties.keys() & right.properties.keys())
@@ -480,4 +512,5 @@ def compare(
         shared_neighbours=len(left.neighbours & right.neighbours),
         cosine=cosine,
         unmatched=tuple((token, population.rarity(token)) for token in unmatched),
+        sole_full_name=bool(bare) and population.full_names_with(left.entity_type, bare) == 1,
     )

@@ -219,3 +219,24 @@ def test_a_memo_returns_the_same_evidence_and_measures_a_pair_once() -> None:
     rebuilt = profile_of(make_entity(name="Khartoum"))
     compare(left, rebuilt, population, memo=memo)
     assert len(memo) == 2
+
+
+def test_a_bare_surname_is_sole_only_while_one_full_name_holds_it() -> None:
+    bare, full, initial = (
+        profile_of(make_entity(name=name)) for name in ("Doe", "John Doe", "J. Doe")
+    )
+    reordered = profile_of(make_entity(name="Doe, John"))
+    alone = Population.of([bare, full, initial, reordered])
+    assert compare(bare, full, alone).sole_full_name
+    assert not compare(bare, initial, alone).sole_full_name
+    other = profile_of(make_entity(name="Mary Doe"))
+    shared = Population.of([bare, full, initial, reordered, other])
+    assert not compare(bare, full, shared).sole_full_name
+    assert not compare(full, other, shared).sole_full_name
+
+
+def test_a_place_name_is_never_a_bare_surname() -> None:
+    towns = [profile_of(make_entity(name=n, entity_type="city")) for n in ("Khartoum", "Kassala")]
+    north = profile_of(make_entity(name="Khartoum North", entity_type="city"))
+    population = Population.of([*towns, north])
+    assert not compare(towns[0], north, population).sole_full_name
