@@ -21,7 +21,7 @@ import jellyfish
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
-    from redstring.consolidation.features import Profile
+    from redstring.consolidation.features import PassMemo, Profile
     from redstring.domain.ids import EntityId
 
 #: How many candidates each profile keeps, best first.
@@ -70,6 +70,7 @@ def candidate_pairs(
     limit: int = CANDIDATE_LIMIT,
     max_block: int = MAX_BLOCK,
     budget: int = BLOCK_BUDGET,
+    memo: PassMemo | None = None,
 ) -> list[tuple[int, int]]:
     """The pairs of positions in `profiles` worth scoring, each once, `(i, j)` with `i < j`.
 
@@ -79,7 +80,8 @@ def candidate_pairs(
     counts unless it holds more than `max_block`), so a profile reads a
     bounded number of others however large the pass; a pair is kept when either side
     keeps the other. With `focus`, only profiles whose id is in it look for
-    candidates (against every profile). Sorted, so the result is
+    candidates (against every profile). `memo` keeps each profile's keys
+    for the pass's next round. Sorted, so the result is
     deterministic for a given order of `profiles`.
 
     Raises:
@@ -91,7 +93,10 @@ def candidate_pairs(
         raise ValueError(f"limit must be at least 1, got {limit}")
     if max_block < 1:
         raise ValueError(f"max_block must be at least 1, got {max_block}")
-    keys_of = [profile_keys(profile) for profile in profiles]
+    keys_of = [
+        profile_keys(profile) if memo is None else memo.keys(profile, profile_keys)
+        for profile in profiles
+    ]
     blocks: defaultdict[str, list[int]] = defaultdict(list)
     for position, keys in enumerate(keys_of):
         for key in keys:

@@ -27,7 +27,7 @@ from redstring.consolidation.names import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId
@@ -415,21 +415,23 @@ def _compare_property(
 _NameEvidence = tuple[float, bool, bool, tuple[str, ...], str]
 
 
-class NameMemo:
-    """The name evidence of the pairs one pass compared, kept across its rounds.
+class PassMemo:
+    """What one pass measured of its profiles and pairs, kept across its rounds.
 
-    Name evidence (the best over every name and alias of each) is most of what
-    `compare` costs and depends on nothing but the two profiles and whether
-    their type's names are whole, so a pass that compares a pair again in a
-    later round reads it here. Keyed by the profile objects (a profile
-    rebuilt after a merge is a new key); the memo holds every profile it has
-    seen, so no key outlives its profile.
+    Name evidence (the best over every name and alias of each side) is most
+    of what `compare` costs and depends on nothing but the two profiles and
+    whether their type's names are whole; a profile's blocking keys depend
+    on it alone. A pass that meets a pair or a profile again in a later
+    round reads them here. Keyed by the profile objects (a profile rebuilt
+    after a merge is a new key); the memo holds every profile it has seen,
+    so no key outlives its profile.
     """
 
-    __slots__ = ("_held", "_profiles")
+    __slots__ = ("_held", "_keys", "_profiles")
 
     def __init__(self) -> None:
         self._held: dict[tuple[int, int, bool], _NameEvidence] = {}
+        self._keys: dict[int, set[str]] = {}
         self._profiles: dict[int, Profile] = {}
 
     def __len__(self) -> int:
@@ -443,6 +445,14 @@ class NameMemo:
             self._profiles.setdefault(key[0], left)
             self._profiles.setdefault(key[1], right)
             found = self._held[key] = _name_evidence(left, right, single)
+        return found
+
+    def keys(self, profile: Profile, measure: Callable[[Profile], set[str]]) -> set[str]:
+        """The blocking keys of `profile`, measured once by `measure`."""
+        found = self._keys.get(id(profile))
+        if found is None:
+            self._profiles.setdefault(id(profile), profile)
+            found = self._keys[id(profile)] = measure(profile)
         return found
 
 
@@ -482,7 +492,7 @@ def compare(
     population: Population,
     *,
     measure_tolerance: float = MEASURE_TOLERANCE,
-    memo: NameMemo | None = None,
+    memo: PassMemo | None = None,
 ) -> PairFeatures:
     """Measure the evidence that `left` and `right` are one thing.
 

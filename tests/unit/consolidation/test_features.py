@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from redstring.consolidation.features import (
     Agreement,
-    NameMemo,
+    PassMemo,
     Population,
     PropertyKind,
     compare,
@@ -211,7 +211,7 @@ def test_a_memo_returns_the_same_evidence_and_measures_a_pair_once() -> None:
     left = profile_of(make_entity(name="Khartoum North"))
     right = profile_of(make_entity(name="Khartoum", properties={"population": 1_000}))
     population = Population.of([left, right])
-    memo = NameMemo()
+    memo = PassMemo()
     first = compare(left, right, population, memo=memo)
     again = compare(left, right, population, memo=memo)
     assert first == again == compare(left, right, population)
