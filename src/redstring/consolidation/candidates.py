@@ -11,6 +11,7 @@ it shares most keys with.
 
 from __future__ import annotations
 
+import heapq
 import unicodedata
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Final
@@ -20,7 +21,7 @@ import jellyfish
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
-    from redstring.consolidation.features import Profile
+    from redstring.consolidation.features import PassMemo, Profile
     from redstring.domain.ids import EntityId
 
 #: How many candidates each profile keeps, best first.
@@ -28,6 +29,9 @@ CANDIDATE_LIMIT: Final = 12
 
 #: A key held by more profiles than this says too little to block on.
 MAX_BLOCK: Final = 1_000
+
+#: How many block members a profile reads at most, its rarest keys first.
+BLOCK_BUDGET: Final = 300
 
 _TOKEN_PREFIX: Final = 4
 
@@ -65,23 +69,34 @@ def candidate_pairs(
     focus: Collection[EntityId] | None = None,
     limit: int = CANDIDATE_LIMIT,
     max_block: int = MAX_BLOCK,
+    budget: int = BLOCK_BUDGET,
+    memo: PassMemo | None = None,
 ) -> list[tuple[int, int]]:
     """The pairs of positions in `profiles` worth scoring, each once, `(i, j)` with `i < j`.
 
     A profile's candidates are the others it shares the most keys with, at
-    most `limit`, ties broken by position; a pair is kept when either side
+    most `limit`, ties broken by position, counted over its rarest keys
+    first until their blocks hold `budget` members (the first key always
+    counts unless it holds more than `max_block`), so a profile reads a
+    bounded number of others however large the pass; a pair is kept when either side
     keeps the other. With `focus`, only profiles whose id is in it look for
-    candidates (against every profile). Sorted, so the result is
+    candidates (against every profile). `memo` keeps each profile's keys
+    for the pass's next round. Sorted, so the result is
     deterministic for a given order of `profiles`.
 
     Raises:
-        ValueError: `limit` or `max_block` is below 1.
+        ValueError: `limit`, `max_block` or `budget` is below 1.
     """
+    if budget < 1:
+        raise ValueError(f"budget must be at least 1, got {budget}")
     if limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
     if max_block < 1:
         raise ValueError(f"max_block must be at least 1, got {max_block}")
-    keys_of = [profile_keys(profile) for profile in profiles]
+    keys_of = [
+        profile_keys(profile) if memo is None else memo.keys(profile, profile_keys)
+        for profile in profiles
+    ]
     blocks: defaultdict[str, list[int]] = defaultdict(list)
     for position, keys in enumerate(keys_of):
         for key in keys:
@@ -91,12 +106,18 @@ def candidate_pairs(
         if focus is not None and profiles[position].entity_id not in focus:
             continue
         shared: Counter[int] = Counter()
-        for key in keys:
+        gathered = 0
+        for key in sorted(keys, key=lambda key: (len(blocks[key]), key)):
             members = blocks[key]
-            if len(members) <= max_block:
-                shared.update(members)
+            size = len(members)
+            if size > max_block or (gathered and gathered + size > budget):
+                break
+            shared.update(members)
+            gathered += size
         del shared[position]
-        ranked = sorted(shared.items(), key=lambda item: (-item[1], item[0]))[:limit]
-        for other, _ in ranked:
+        # Most keys shared first, then the lowest position: one int per candidate.
+        span = len(profiles) + 1
+        for ranked in heapq.nlargest(limit, [n * span - i for i, n in shared.items()]):
+            other = -ranked % span
             pairs.add((min(position, other), max(position, other)))
     return sorted(pairs)

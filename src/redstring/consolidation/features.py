@@ -27,7 +27,7 @@ from redstring.consolidation.names import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId
@@ -192,6 +192,7 @@ class Population:
     _kinds: dict[str, PropertyKind] = field(default_factory=dict)
     _tokens: dict[str, int] = field(default_factory=dict)
     _single_token_types: frozenset[str] = frozenset()
+    _full_names: dict[tuple[str, str], int] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -206,8 +207,14 @@ class Population:
         of_type: Counter[str] = Counter()
         single: Counter[str] = Counter()
         size = 0
+        full_names: set[tuple[str, str]] = set()
         for profile in profiles:
             size += 1
+            full_names.update(
+                (profile.entity_type, form.sorted_text)
+                for form in profile.names
+                if len(form.tokens) > 1 and not form.is_abbreviated
+            )
             counts.update(profile.properties.items())
             tokens.update({token for form in profile.names for token in form.tokens})
             of_type[profile.entity_type] += 1
@@ -234,6 +241,9 @@ class Population:
                 kind = PropertyKind.CATEGORY
             decided[key] = kind or PropertyKind.VALUE
         decided.update(kinds or {})
+        holding: Counter[tuple[str, str]] = Counter(
+            (entity_type, token) for entity_type, text in full_names for token in set(text.split())
+        )
         return cls(
             size=max(size, 1),
             _counts=dict(counts),
@@ -242,6 +252,7 @@ class Population:
             _single_token_types=frozenset(
                 t for t, n in of_type.items() if single[t] > _SINGLE_TOKEN_TYPE * n
             ),
+            _full_names=dict(holding),
         )
 
     def frequency(self, key: str, value: str) -> float:
@@ -258,6 +269,10 @@ class Population:
             return 1.0
         held = max(self._tokens.get(token, 1), 1)
         return max(0.0, 1.0 - math.log(held) / math.log(self.size))
+
+    def full_names_with(self, entity_type: str, token: str) -> int:
+        """How many distinct full names (two tokens or more, no initial) of a type hold `token`."""
+        return self._full_names.get((entity_type, token), 0)
 
     def single_token_names(self, entity_type: str) -> bool:
         """Whether most names of `entity_type` are one token (places), so one token is whole."""
@@ -287,7 +302,9 @@ class PairFeatures:
     those two names that no token of the other matches, with its rarity
     (only where the type's names are whole, mostly one token: a person's
     missing token is a partial mention, a place's is another place),
-    `cosine` `None` unless both have vectors.
+    `cosine` `None` unless both have vectors, `sole_full_name` whether one
+    of those names is a bare token (a surname) that the other, a full name,
+    holds and that no other full name of the pass holds (ADR 0088).
     """
 
     name: float
@@ -297,6 +314,7 @@ class PairFeatures:
     shared_neighbours: int
     cosine: float | None
     unmatched: tuple[tuple[str, float], ...] = ()
+    sole_full_name: bool = False
 
 
 def _values_agree(left: str, right: str) -> Agreement:
@@ -347,6 +365,22 @@ def _whole_token_similarity(left: NameForm, right: NameForm, similarity: float) 
     return min(similarity, cap)
 
 
+def _name_pairs(
+    left: Sequence[NameForm], right: Sequence[NameForm]
+) -> Iterable[tuple[NameForm, NameForm]]:
+    """The name pairs worth scoring, in order: those with equal sorted tokens when any score 1.
+
+    Only names with equal sorted tokens score `1.0`, so when one such pair
+    does (no initial reordered) no other pair can beat it, and the rest of
+    the grid of names and aliases is skipped.
+    """
+    pairs = [(a, b) for a in left for b in right]
+    exact = [(a, b) for a, b in pairs if a.sorted_text == b.sorted_text]
+    if any(name_similarity(a, b) >= 1.0 for a, b in exact):
+        return exact
+    return pairs
+
+
 def _weak(form: NameForm, single_token_names: bool) -> bool:
     if form.letters < SHORT_NAME_LETTERS:
         return True
@@ -376,38 +410,103 @@ def _compare_property(
     return PropertyComparison(key, _values_agree(a, b), frequency, values=(a, b))
 
 
+#: What `compare` measured of a pair's names: best similarity, weak, abbreviated, unmatched,
+#: and the bare token one name is of the other's full name (`""` when it is not).
+_NameEvidence = tuple[float, bool, bool, tuple[str, ...], str]
+
+
+class PassMemo:
+    """What one pass measured of its profiles and pairs, kept across its rounds.
+
+    Name evidence (the best over every name and alias of each side) is most
+    of what `compare` costs and depends on nothing but the two profiles and
+    whether their type's names are whole; a profile's blocking keys depend
+    on it alone. A pass that meets a pair or a profile again in a later
+    round reads them here. Keyed by the profile objects (a profile rebuilt
+    after a merge is a new key); the memo holds every profile it has seen,
+    so no key outlives its profile.
+    """
+
+    __slots__ = ("_held", "_keys", "_profiles")
+
+    def __init__(self) -> None:
+        self._held: dict[tuple[int, int, bool], _NameEvidence] = {}
+        self._keys: dict[int, set[str]] = {}
+        self._profiles: dict[int, Profile] = {}
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def evidence(self, left: Profile, right: Profile, single: bool) -> _NameEvidence:
+        """The name evidence of the pair, measured once."""
+        key = (id(left), id(right), single)
+        found = self._held.get(key)
+        if found is None:
+            self._profiles.setdefault(key[0], left)
+            self._profiles.setdefault(key[1], right)
+            found = self._held[key] = _name_evidence(left, right, single)
+        return found
+
+    def keys(self, profile: Profile, measure: Callable[[Profile], set[str]]) -> set[str]:
+        """The blocking keys of `profile`, measured once by `measure`."""
+        found = self._keys.get(id(profile))
+        if found is None:
+            self._profiles.setdefault(id(profile), profile)
+            found = self._keys[id(profile)] = measure(profile)
+        return found
+
+
+def _name_evidence(left: Profile, right: Profile, single: bool) -> _NameEvidence:
+    best, weak, abbreviated = -1.0, True, False
+    best_pair = (left.name, right.name)
+    for a, b in _name_pairs(left.names, right.names):
+        similarity = name_similarity(a, b)
+        if single and len(a.tokens) == 1 and len(b.tokens) == 1:
+            similarity = _whole_token_similarity(a, b, similarity)
+        pair_weak = _weak(a, single) or _weak(b, single)
+        if similarity > best or (similarity == best and weak and not pair_weak):
+            best = similarity
+            weak = pair_weak
+            abbreviated = a.is_abbreviated or b.is_abbreviated
+            best_pair = (a, b)
+    unmatched = tuple(_unmatched(*best_pair)) if single else ()
+    return max(best, 0.0), weak, abbreviated, unmatched, "" if single else _bare(*best_pair)
+
+
+def _bare(left: NameForm, right: NameForm) -> str:
+    """The one token of either name that the other, a full name, holds ("Doe", "John Doe")."""
+    for one, other in ((left, right), (right, left)):
+        if (
+            len(one.tokens) == 1
+            and len(other.tokens) > 1
+            and not other.is_abbreviated
+            and one.tokens[0] in other.tokens
+        ):
+            return one.tokens[0]
+    return ""
+
+
 def compare(
     left: Profile,
     right: Profile,
     population: Population,
     *,
     measure_tolerance: float = MEASURE_TOLERANCE,
+    memo: PassMemo | None = None,
 ) -> PairFeatures:
     """Measure the evidence that `left` and `right` are one thing.
 
     Deterministic and symmetric in everything but the order of `properties`
     (sorted by key) and of `unmatched`. Properties held by only one side are
-    not evidence; each is compared as its kind in `population` says.
+    not evidence; each is compared as its kind in `population` says. With
+    `memo`, name evidence measured before for the same two profiles is
+    read, not measured again.
     """
     single = population.single_token_names(left.entity_type)
-    best, weak, abbreviated = -1.0, True, False
-    best_pair = (left.name, right.name)
-    for a in left.names:
-        for b in right.names:
-            similarity = name_similarity(a, b)
-            if single and len(a.tokens) == 1 and len(b.tokens) == 1:
-                similarity = _whole_token_similarity(a, b, similarity)
-            pair_weak = _weak(a, single) or _weak(b, single)
-            if similarity > best or (similarity == best and weak and not pair_weak):
-                best = similarity
-                weak = pair_weak
-                abbreviated = a.is_abbreviated or b.is_abbreviated
-                best_pair = (a, b)
-    unmatched = (
-        tuple((token, population.rarity(token)) for token in _unmatched(*best_pair))
-        if single
-        else ()
-    )
+    if memo is None:
+        name, weak, abbreviated, unmatched, bare = _name_evidence(left, right, single)
+    else:
+        name, weak, abbreviated, unmatched, bare = memo.evidence(left, right, single)
     comparisons = tuple(
         _compare_property(key, left, right, population, measure_tolerance)
         for key in sorted(left.properties.keys() & right.properties.keys())
@@ -416,11 +515,12 @@ def compare(
         None if left.vector is None or right.vector is None else _cosine(left.vector, right.vector)
     )
     return PairFeatures(
-        name=max(best, 0.0),
+        name=name,
         weak_name=weak,
         abbreviated=abbreviated,
         properties=comparisons,
         shared_neighbours=len(left.neighbours & right.neighbours),
         cosine=cosine,
-        unmatched=unmatched,
+        unmatched=tuple((token, population.rarity(token)) for token in unmatched),
+        sole_full_name=bool(bare) and population.full_names_with(left.entity_type, bare) == 1,
     )

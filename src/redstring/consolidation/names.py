@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 import jellyfish
@@ -99,6 +100,11 @@ def name_form(name: str) -> NameForm:
     )
 
 
+#: How many token pairs `token_similarity` remembers: a pass compares the same tokens often.
+_TOKEN_MEMO: Final = 1 << 17
+
+
+@lru_cache(maxsize=_TOKEN_MEMO)
 def token_similarity(left: str, right: str) -> float:
     """How alike two tokens are: `1.0` equal, `INITIAL_MATCH` an initial of the other, else JW."""
     if left == right:
@@ -165,8 +171,11 @@ def name_similarity(left: NameForm, right: NameForm) -> float:
         return _abbreviated(left.tokens, right.tokens)
     if left.sorted_text == right.sorted_text:
         return 1.0
-    return max(
-        float(jellyfish.jaro_winkler_similarity(left.text, right.text)),
-        float(jellyfish.jaro_winkler_similarity(left.sorted_text, right.sorted_text)),
-        _aligned(left.tokens, right.tokens),
-    )
+    if len(left.tokens) == 1 and len(right.tokens) == 1:
+        return token_similarity(left.text, right.text)
+    whole = float(jellyfish.jaro_winkler_similarity(left.text, right.text))
+    if left.text != left.sorted_text or right.text != right.sorted_text:
+        whole = max(
+            whole, float(jellyfish.jaro_winkler_similarity(left.sorted_text, right.sorted_text))
+        )
+    return max(whole, _aligned(left.tokens, right.tokens))

@@ -49,8 +49,9 @@ class MergePolicy:
     from `unmatched_min` (a token every name has) to `unmatched_max` (a
     token one profile has), at most `unmatched_total` in all, when the names
     are at least `unmatched_from` alike (below, the name levels already
-    count the mismatch). See ADR 0071
-    and ADR 0072.
+    count the mismatch). A bare token (a surname) that only one full name
+    of the pass holds counts `sole_full_name` toward that name and may merge
+    on it. See ADR 0071, ADR 0072 and ADR 0088.
 
     Raises:
         ValueError: a band is outside `0..1` or `ask_at` exceeds `merge_at`.
@@ -89,6 +90,7 @@ class MergePolicy:
     unmatched_total: float = 12.0
     unmatched_from: float = 0.9
     category_max: float = 3.0
+    sole_full_name: float = 8.0
 
     def __post_init__(self) -> None:
         if not 0.0 < self.measure_tolerance < 1.0:
@@ -179,6 +181,9 @@ def assess(
     if unambiguous_initial and features.abbreviated and not features.weak_name:
         bits += policy.unambiguous_initial
         reasons.append("the only full name for its initials")
+    if features.sole_full_name and features.weak_name:
+        bits += policy.sole_full_name
+        reasons.append("the only full name holding the bare name")
     if features.unmatched and features.name >= policy.unmatched_from:
         span = policy.unmatched_max - policy.unmatched_min
         against = sum(policy.unmatched_min + span * rarity for _, rarity in features.unmatched)
@@ -205,7 +210,7 @@ def assess(
         if features.name < policy.min_name_similarity:
             band = MergeBand.ASK
             reasons.append("names too far apart to merge unasked")
-        elif features.weak_name and not support:
+        elif features.weak_name and not (support or features.sole_full_name):
             band = MergeBand.ASK
             reasons.append("a weak name never merges on name evidence alone")
     elif score >= policy.ask_at:

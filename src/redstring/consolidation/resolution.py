@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Final
 from redstring.consolidation.adjudicator import MergeQuestion, MergeVerdict
 from redstring.consolidation.candidates import CANDIDATE_LIMIT, candidate_pairs
 from redstring.consolidation.clustering import DisjointSets
-from redstring.consolidation.features import Population, PropertyKind, compare
+from redstring.consolidation.features import PassMemo, Population, PropertyKind, compare
 from redstring.consolidation.policy import Assessment, MergeBand, MergePolicy, assess
 
 if TYPE_CHECKING:
@@ -145,6 +145,7 @@ async def resolve_profiles(
     focus: Collection[EntityId] | None = None,
     limit: int = CANDIDATE_LIMIT,
     property_kinds: Mapping[str, PropertyKind] | None = None,
+    memo: PassMemo | None = None,
 ) -> Resolution:
     """Decide which of `entities` (with their `profiles`, position for position) are one.
 
@@ -153,6 +154,8 @@ async def resolve_profiles(
     pair already joined through others; the rest stay apart. With `focus`,
     only pairs with at least one focused entity are considered.
     `property_kinds` overrides the kind the pass would decide for a key.
+    `memo` keeps the blocking keys and name evidence measured for the next
+    round of the same pass (a fresh one per round without it).
 
     Raises:
         ValueError: `entities` and `profiles` differ in length.
@@ -162,10 +165,13 @@ async def resolve_profiles(
             f"entities and profiles must pair up, got {len(entities)} and {len(profiles)}"
         )
     population = Population.of(profiles, kinds=property_kinds)
-    pairs = candidate_pairs(profiles, focus=focus, limit=limit)
+    memo = PassMemo() if memo is None else memo
+    pairs = candidate_pairs(profiles, focus=focus, limit=limit, memo=memo)
     tolerance = policy.measure_tolerance
     scored = {
-        (i, j): compare(profiles[i], profiles[j], population, measure_tolerance=tolerance)
+        (i, j): compare(
+            profiles[i], profiles[j], population, measure_tolerance=tolerance, memo=memo
+        )
         for i, j in pairs
     }
     unambiguous = _unambiguous_initials(profiles, scored)

@@ -56,3 +56,27 @@ def test_a_limit_below_one_is_refused() -> None:
         candidate_pairs([], limit=0)
     with pytest.raises(ValueError, match="max_block"):
         candidate_pairs([], max_block=0)
+
+
+def test_a_profile_reads_its_rarest_keys_first_up_to_the_budget() -> None:
+    # "Quentin Doe" holds six keys no one else holds (blocks of one), shares its
+    # date with "Xavier Roe" (a block of two) and its surname with three other
+    # Does (blocks of four): a budget of eight reads up to the date's block.
+    profiles = [
+        profile_of(make_entity(name="Quentin Doe", properties={"dob": "1815"})),
+        profile_of(make_entity(name="Xavier Roe", properties={"dob": "1815"})),
+        *_profiles("Adam Doe", "Mary Doe", "Paul Doe"),
+    ]
+    focus = {profiles[0].entity_id}
+    assert candidate_pairs(profiles, focus=focus, budget=8) == [(0, 1)]
+    assert candidate_pairs(profiles, focus=focus) == [(0, 1), (0, 2), (0, 3), (0, 4)]
+
+
+def test_the_first_key_counts_even_past_the_budget() -> None:
+    profiles = _profiles("Doe", "Doe", "Doe")
+    assert candidate_pairs(profiles, budget=1) == [(0, 1), (0, 2), (1, 2)]
+
+
+def test_a_budget_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="budget must be at least 1, got 0"):
+        candidate_pairs([], budget=0)

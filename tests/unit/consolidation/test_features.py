@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from redstring.consolidation.features import (
     Agreement,
+    PassMemo,
     Population,
     PropertyKind,
     compare,
@@ -192,3 +193,50 @@ def test_an_id_shape_mixes_letters_and_digits() -> None:
     assert not looks_like_id("london")
     assert not looks_like_id("19560409")
     assert kind_by_key("Zip") is None
+
+
+def test_an_exact_alias_decides_the_names_as_the_whole_grid_would() -> None:
+    left = profile_of(make_entity(name="Bombay", properties={"aliases": ["Mumbai", "Bambai"]}))
+    right = profile_of(make_entity(name="Mumbai City", properties={"aliases": ["mumbai"]}))
+    population = Population.of([left, right])
+    features = compare(left, right, population)
+    assert features.name == 1.0
+    assert features.unmatched == ()
+    # Without an exact pair every name meets every alias.
+    other = profile_of(make_entity(name="Mumbay City"))
+    assert compare(left, other, population).name == compare(other, left, population).name
+
+
+def test_a_memo_returns_the_same_evidence_and_measures_a_pair_once() -> None:
+    left = profile_of(make_entity(name="Khartoum North"))
+    right = profile_of(make_entity(name="Khartoum", properties={"population": 1_000}))
+    population = Population.of([left, right])
+    memo = PassMemo()
+    first = compare(left, right, population, memo=memo)
+    again = compare(left, right, population, memo=memo)
+    assert first == again == compare(left, right, population)
+    assert len(memo) == 1
+    rebuilt = profile_of(make_entity(name="Khartoum"))
+    compare(left, rebuilt, population, memo=memo)
+    assert len(memo) == 2
+
+
+def test_a_bare_surname_is_sole_only_while_one_full_name_holds_it() -> None:
+    bare, full, initial = (
+        profile_of(make_entity(name=name)) for name in ("Doe", "John Doe", "J. Doe")
+    )
+    reordered = profile_of(make_entity(name="Doe, John"))
+    alone = Population.of([bare, full, initial, reordered])
+    assert compare(bare, full, alone).sole_full_name
+    assert not compare(bare, initial, alone).sole_full_name
+    other = profile_of(make_entity(name="Mary Doe"))
+    shared = Population.of([bare, full, initial, reordered, other])
+    assert not compare(bare, full, shared).sole_full_name
+    assert not compare(full, other, shared).sole_full_name
+
+
+def test_a_place_name_is_never_a_bare_surname() -> None:
+    towns = [profile_of(make_entity(name=n, entity_type="city")) for n in ("Khartoum", "Kassala")]
+    north = profile_of(make_entity(name="Khartoum North", entity_type="city"))
+    population = Population.of([*towns, north])
+    assert not compare(towns[0], north, population).sole_full_name

@@ -171,3 +171,11 @@ def test_an_unmatched_token_counts_against_by_its_rarity_only_for_alike_names() 
 def test_a_measure_tolerance_outside_zero_to_one_is_refused() -> None:
     with pytest.raises(ValueError, match="measure_tolerance"):
         MergePolicy(measure_tolerance=0.0)
+
+
+def test_a_bare_name_only_one_full_name_holds_merges_and_says_why() -> None:
+    bare = _features(name=0.9, weak_name=True, sole_full_name=True)
+    assessment = assess(bare, MergePolicy())
+    assert assessment.band is MergeBand.MERGE
+    assert "the only full name holding the bare name" in assessment.reason
+    assert assess(_features(name=0.9, weak_name=True), MergePolicy()).band is MergeBand.APART
