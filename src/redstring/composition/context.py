@@ -135,9 +135,11 @@ class ContextRetriever:
         """The at most `k` passages that best answer `query`, with its entities and relationships.
 
         Passages are ordered by fused score, then by `str(chunk.id)`. With
-        a graph, `entities` are the at most `k` entities the walk scored
-        best (the linked ones among them), and `relationships` those the
-        walk read between two of them, ordered by `str(id)`. With
+        a graph, `entities` are the at most `k` best of the entities the
+        walk reached and those the passages are about, each scored by the
+        walk and by the best passage about it (`subject_weight`, ADR 0079),
+        and `relationships` those the walk read between two of them,
+        ordered by `str(id)`. With
         `budget_chars`, the passages' texts together fit it: best first, a
         passage that does not fit whole trimmed at its last sentence end
         that fits, or skipped when none does (`fit_to_budget`).
