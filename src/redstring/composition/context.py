@@ -135,9 +135,11 @@ class ContextRetriever:
         """The at most `k` passages that best answer `query`, with its entities and relationships.
 
         Passages are ordered by fused score, then by `str(chunk.id)`. With
-        a graph, `entities` are the at most `k` entities the walk scored
-        best (the linked ones among them), and `relationships` those the
-        walk read between two of them, ordered by `str(id)`. With
+        a graph, `entities` are the at most `k` best of the entities the
+        walk reached and those the passages are about, each scored by the
+        walk and by the best passage about it (`subject_weight`, ADR 0079),
+        and `relationships` those the walk read between two of them,
+        ordered by `str(id)`. With
         `budget_chars`, the passages' texts together fit it: best first, a
         passage that does not fit whole trimmed at its last sentence end
         that fits, or skipped when none does (`fit_to_budget`).
@@ -199,10 +201,10 @@ class ContextRetriever:
             )
             for chunk_id in order
         ]
-        passages = _fitted(passages, budget_chars)
         if walked is None or self._graph is None:
-            return Context(query=query, passages=passages)
-        entities, relationships = await self._entities(self._graph, walked, tenant, limit)
+            return Context(query=query, passages=_fitted(passages, budget_chars))
+        entities, relationships = await self._entities(self._graph, walked, tenant, limit, passages)
+        passages = _fitted(passages, budget_chars)
         return Context(
             query=query, passages=passages, entities=entities, relationships=relationships
         )
@@ -309,10 +311,32 @@ class ContextRetriever:
         )
 
     async def _entities(
-        self, graph: GraphReader, walked: Walk, tenant: TenantId, k: int
+        self,
+        graph: GraphReader,
+        walked: Walk,
+        tenant: TenantId,
+        k: int,
+        passages: list[ScoredPassage],
     ) -> tuple[list[ScoredEntity], list[Relationship]]:
-        """The walk's best `k` entities the graph holds, and the relationships read among them."""
-        scores = walked.scores
+        """The best `k` entities the graph holds, and the relationships the walk read among them.
+
+        An entity scores its walk score over the walk's best, plus
+        `subject_weight` times the fused score (over the best) of the best
+        passage about it among `passages`.
+        """
+        walk_best = max(walked.scores.values(), default=0.0)
+        scores = {key: value / walk_best for key, value in walked.scores.items() if walk_best > 0}
+        weight = self._settings.subject_weight
+        if weight > 0 and passages:
+            fused_best = passages[0].score
+            subjects = await self._subjects(graph, [p.chunk for p in passages], tenant)
+            gained: dict[EntityId, float] = {}
+            for passage in passages:
+                share = weight * passage.score / fused_best if fused_best > 0 else 0.0
+                for entity_id in subjects.get(passage.chunk.id, ()):
+                    gained[entity_id] = max(gained.get(entity_id, 0.0), share)
+            for entity_id, share in gained.items():
+                scores[entity_id] = scores.get(entity_id, 0.0) + share
         order = sorted(scores, key=lambda key: (-scores[key], key.int))
         held = {e.id: e for e in await graph.get_entities(order[: 2 * k], tenant)}
         kept = [entity_id for entity_id in order[: 2 * k] if entity_id in held][:k]

@@ -64,6 +64,10 @@ class ContextSettings(BaseModel):
       `weight_edges`: weight relationships by how well their type fits the
       query (else every relationship weighs 1); `passage_seeds`: the most
       BM25 passages whose subject entities also seed the walk.
+    - `subject_weight`: how much the context's passages rank the entities
+      they are about: an entity scores its walk score over the walk's best
+      plus `subject_weight` times the fused score, over the best, of the
+      best passage about it (0: the walk alone ranks the entities).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -82,6 +86,7 @@ class ContextSettings(BaseModel):
     link_entities: bool = True
     weight_edges: bool = True
     passage_seeds: int = Field(default=1, ge=0, le=100, strict=True)
+    subject_weight: float = Field(default=2.0, ge=0.0, le=1_000.0)
 
 
 class ScoredPassage(BaseModel):

@@ -189,3 +189,39 @@ async def test_without_linking_or_edge_weights_the_walk_still_starts_from_the_be
     ).retrieve_context("first program", TENANT, k=2)
     # BM25 finds Ada's article; its subject seeds the walk, which reaches Babbage.
     assert [e.entity.id for e in context.entities] == [ada.id, babbage.id]
+
+
+async def test_an_entity_the_best_passages_are_about_outranks_one_the_walk_alone_reached() -> None:
+    graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
+    ada, babbage = make_entity(name="Ada Lovelace"), make_entity(name="Charles Babbage")
+    turing = make_entity(name="Alan Turing")
+    await graph.upsert_entities([ada, babbage, turing])
+    await graph.upsert_relationships(
+        [
+            make_relationship(ada, babbage, relationship_type="worked_with"),
+            make_relationship(turing, ada, relationship_type="read"),
+        ]
+    )
+    titled = [
+        SourceDocument(id=SourceId(key), title=title, text=TEXTS[key])
+        for key, title in (
+            ("ada", "Ada Lovelace"),
+            ("babbage", "Charles Babbage"),
+            ("turing", "Alan Turing"),
+        )
+    ]
+    await import_documents(titled, TENANT, chunks=chunks, graph=graph)
+    query = "Who worked with Ada Lovelace, or described a universal machine?"
+    walked_only = ContextSettings(subject_weight=0.0)
+    alone = await ContextRetriever(
+        chunks=chunks, graph=graph, settings=walked_only
+    ).retrieve_context(query, TENANT, k=3)
+    # The walk weighs "worked_with" fully and "read" by the floor: Babbage before Turing.
+    assert [e.entity.id for e in alone.entities] == [ada.id, babbage.id, turing.id]
+    context = await ContextRetriever(chunks=chunks, graph=graph).retrieve_context(
+        query, TENANT, k=3
+    )
+    # Turing's article is among the best passages: he rises above Babbage.
+    assert context.passages[0].chunk.source_id == "turing"
+    order = [e.entity.id for e in context.entities]
+    assert order.index(turing.id) < order.index(babbage.id)
