@@ -4,13 +4,16 @@ A tenant numbers its chunks by slot, never reusing one. A term's postings are
 segments, each a blob of little-endian `int32` triples `(slot, tf, length)`:
 the term's frequency in the chunk at `slot` and that chunk's length in terms.
 A removal is the triple `(-slot - 1, 0, 0)`. A write appends one segment per
-term it changes; a term holding `MAX_SEGMENTS` segments has them merged into
-one. A query reads only its terms' segments. See ADR 0062.
+term it changes, at the next position of the term's list; once `FANOUT`
+segments of one size tier are the newest, they are merged into one (tiered
+merges), so an entry is rewritten about `log_FANOUT` of its term's size
+times. A query reads only its terms' segments. See ADRs 0062 and 0084.
 """
 
 from __future__ import annotations
 
 import itertools
+from array import array
 from collections import OrderedDict, defaultdict
 from itertools import chain
 from typing import TYPE_CHECKING, Final
@@ -20,14 +23,17 @@ import numpy as np
 from redstring.domain.bm25 import term_frequencies, tokenize
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Iterable, Sequence
 
     from numpy.typing import NDArray
 
 #: One posting entry.
 ENTRY: Final = np.dtype([("slot", "<i4"), ("tf", "<i4"), ("length", "<i4")])
-#: How many segments may hold one term's postings before a write merges them.
-MAX_SEGMENTS: Final = 8
+#: How many segments of one tier a term holds before a write merges them into one.
+FANOUT: Final = 8
+_FANOUT_BITS: Final = 3
+#: A term holding more segments than this has them all merged, whatever their sizes.
+MAX_SEGMENTS: Final = 32
 
 
 class IndexedBatch:
@@ -135,57 +141,151 @@ def live_entries(segments: Iterable[bytes]) -> NDArray[np.void]:
     return kept
 
 
-def merged(segments: Iterable[bytes]) -> bytes:
-    """One segment holding what `segments` hold together."""
-    return live_entries(segments).tobytes()
+def merged(segments: Iterable[bytes], *, oldest: bool) -> bytes:
+    """One segment holding what `segments` (consecutive, in write order) hold together.
+
+    An addition and its removal both inside `segments` cancel. A removal
+    whose addition is not among them is kept, since it may cancel an entry
+    of an older segment, unless `oldest` says no older segment exists.
+    """
+    entries = np.frombuffer(b"".join(segments), dtype=ENTRY)
+    slots = entries["slot"]
+    removed = slots < 0
+    if not removed.any():
+        return entries.tobytes()
+    dead = -slots[removed] - 1
+    added = ~removed
+    cancelled = added & np.isin(slots, dead)
+    keep = added & ~cancelled
+    if not oldest:
+        # A removal stays unless its slot's addition is among `segments`.
+        keep |= removed & ~np.isin(-slots - 1, slots[cancelled])
+    return entries[keep].tobytes()
+
+
+def tier(size: int) -> int:
+    """A segment's tier: `floor(log_FANOUT(size))`, 0 for an empty one."""
+    return max(size.bit_length() - 1, 0) // _FANOUT_BITS
+
+
+def merge_start(sizes: Sequence[int]) -> int:
+    """Where a write's merge starts among a term's segment sizes, the write's own last.
+
+    `len(sizes) - 1` when the new segment is only appended. The newest
+    segments are merged once `FANOUT` of them sit at one tier or below;
+    the merged one may complete a run of the next tier, which merges too.
+    A term holding more than `MAX_SEGMENTS` has them all merged.
+    """
+    last = len(sizes) - 1
+    if last < FANOUT - 1:
+        return last
+    if last >= MAX_SEGMENTS:
+        return 0
+    tiers = [tier(size) for size in sizes]
+    start, total = last, sizes[last]
+    while start:
+        level = tier(total)
+        run = start
+        while run and tiers[run - 1] <= level:
+            run -= 1
+        if start - run + 1 < FANOUT:
+            break
+        total += sum(sizes[run:start])
+        start = run
+    return start
+
+
+def pack_sizes(sizes: Sequence[int]) -> bytes:
+    """A term's segment sizes as the bytes its row keeps."""
+    return array("i", sizes).tobytes()
+
+
+def unpack_sizes(blob: bytes) -> array[int]:
+    """The segment sizes a term's row keeps."""
+    sizes = array("i")
+    sizes.frombytes(blob)
+    return sizes
 
 
 class SegmentPlan:
     """How one write changes the term rows and segments of one tenant.
 
-    `gone`: terms no chunk holds any more (their rows and segments go);
-    `kept`: `(term, df, segments)` rows to write; `appended`: `(term,
-    segment)` blobs to add; `compacted`: terms whose stored segments must be
-    read, merged with the write's own (`merged`) and replaced by one.
-    `held` maps each stored term the write changes to its `(df, segments)`.
+    Built from the write's `changes` and `held`, each stored term the write
+    changes with its `(df, sizes)` as its row keeps them. Then:
+
+    - `gone`: terms no chunk holds any more (their rows and segments go);
+    - `merges`: `(term, start, end)`: the term's stored segments at
+      positions `start..end - 1` must be read, in order, and removed;
+    - `finish(stored)`, given those segments' blobs by term, gives the term
+      rows to write, `(term, df, sizes)`, and the segments to insert,
+      `(term, position, blob)`.
     """
 
-    def __init__(self, changes: PostingChanges, held: dict[str, tuple[int, int]]) -> None:
+    def __init__(self, changes: PostingChanges, held: dict[str, tuple[int, bytes]]) -> None:
         self.gone: list[str] = []
-        self.kept: list[tuple[str, int, int]] = []
-        self.appended: list[tuple[str, bytes]] = []
-        self.compacted: list[str] = []
+        self.merges: list[tuple[str, int, int]] = []
+        self._changes = changes
+        self._rows: list[tuple[str, int, bytes]] = []
+        self._segments: list[tuple[str, int, bytes]] = []
+        self._merging: list[tuple[str, int, array[int], int, bytes]] = []
         removed, batch = changes.removed, changes.batch
+        size = ENTRY.itemsize
         if batch is not None:
             starts = batch.starts.tolist()
-            raw, size = batch.entries.tobytes(), ENTRY.itemsize
+            raw = batch.entries.tobytes()
             for position, term in enumerate(batch.terms):
                 start, end = starts[position], starts[position + 1]
                 if term in removed:
-                    self._plan(term, held, end - start - len(removed[term]), changes.segment)
+                    self._plan(term, held.get(term), end - start - len(removed[term]), None)
                 else:
-                    self._plan(term, held, end - start, raw[start * size : end * size])
+                    self._plan(term, held.get(term), end - start, raw[start * size : end * size])
         for term, slots in removed.items():
             if batch is None or term not in batch.index:
-                self._plan(term, held, -len(slots), changes.segment)
+                self._plan(term, held.get(term), -len(slots), None)
 
     def _plan(
-        self,
-        term: str,
-        held: dict[str, tuple[int, int]],
-        change: int,
-        segment: bytes | Callable[[str], bytes],
+        self, term: str, held: tuple[int, bytes] | None, change: int, segment: bytes | None
     ) -> None:
-        df, segments = held.get(term, (0, 0))
-        df += change
+        if held is None:
+            # A term new to the tenant: one segment of the write's own additions.
+            assert segment is not None
+            self._rows.append((term, change, pack_sizes((change,))))
+            self._segments.append((term, 0, segment))
+            return
+        df = held[0] + change
         if df == 0:
             self.gone.append(term)
-        elif segments + 1 > MAX_SEGMENTS:
-            self.compacted.append(term)
-            self.kept.append((term, df, 1))
+            return
+        if segment is None:
+            segment = self._changes.segment(term)
+        sizes = unpack_sizes(held[1])
+        sizes.append(len(segment) // ENTRY.itemsize)
+        start = merge_start(sizes)
+        last = len(sizes) - 1
+        if start == last:
+            self._rows.append((term, df, sizes.tobytes()))
+            self._segments.append((term, last, segment))
         else:
-            self.kept.append((term, df, segments + 1))
-            self.appended.append((term, segment if isinstance(segment, bytes) else segment(term)))
+            self.merges.append((term, start, last))
+            self._merging.append((term, df, sizes[:start], start, segment))
+
+    def finish(
+        self, stored: dict[str, list[bytes]]
+    ) -> tuple[list[tuple[str, int, bytes]], list[tuple[str, int, bytes]]]:
+        """The term rows and segments to write, in key order, given the segments `merges` names.
+
+        `stored` holds, by term, the blobs of the positions `merges` names, in order.
+        """
+        rows, segments = self._rows, self._segments
+        for term, df, kept, start, segment in self._merging:
+            blob = merged([*stored.get(term, ()), segment], oldest=not start)
+            kept.append(len(blob) // ENTRY.itemsize)
+            rows.append((term, df, kept.tobytes()))
+            segments.append((term, start, blob))
+        # In key order, so each statement walks its table's pages once.
+        rows.sort()
+        segments.sort()
+        return rows, segments
 
 
 #: How many bytes of decoded postings a durable store keeps between searches.

@@ -4,7 +4,7 @@ Tables, in the adapter's schema (`redstring` unless told otherwise), laid
 out as the SQLite store's (ADR 0062):
 
 - `chunk_tenants`: per tenant, its BM25 statistics and its next slot and
-  segment number. A write locks its tenants' rows, so writes to one tenant
+  write number. A write locks its tenants' rows, so writes to one tenant
   take turns.
 - `chunk_chunks`: one row per `(tenant_id, chunk_id)`, with its slot.
 - `chunk_terms` and `chunk_postings`: per term, its document frequency and
@@ -29,7 +29,6 @@ from redstring.chunks.postings import (
     PostingChanges,
     SegmentPlan,
     live_entries,
-    merged,
 )
 from redstring.chunks.scoring import best_slots, rank_slots, term_weights
 from redstring.domain.bm25 import idf
@@ -57,7 +56,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 #: The layout this module reads and writes, recorded in the schema's `meta` table.
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 _COMPONENT: Final = "chunk_store"
 
 _TABLES: Final = (
@@ -66,7 +65,7 @@ _TABLES: Final = (
         chunk_count bigint NOT NULL,
         total_length bigint NOT NULL,
         next_slot bigint NOT NULL,
-        next_segment bigint NOT NULL
+        next_write bigint NOT NULL
     )""",
     """CREATE TABLE {schema}.chunk_chunks (
         tenant_id uuid NOT NULL,
@@ -87,16 +86,16 @@ _TABLES: Final = (
         tenant_id uuid NOT NULL,
         term text NOT NULL,
         df integer NOT NULL,
-        segments integer NOT NULL,
+        sizes bytea NOT NULL,
         version bigint NOT NULL,
         PRIMARY KEY (tenant_id, term)
     )""",
     """CREATE TABLE {schema}.chunk_postings (
         tenant_id uuid NOT NULL,
         term text NOT NULL,
-        segment bigint NOT NULL,
+        position integer NOT NULL,
         entries bytea NOT NULL,
-        PRIMARY KEY (tenant_id, term, segment)
+        PRIMARY KEY (tenant_id, term, position)
     )""",
     """CREATE TABLE {schema}.chunk_mentions (
         tenant_id uuid NOT NULL,
@@ -205,15 +204,14 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
                 await self._write_tenant(connection, tenant, by_tenant[tenant])
 
     async def _lock_tenant(self, connection: Connection, tenant: UUID) -> tuple[int, int]:
-        """Lock the tenant's row, creating it; its next slot and next segment."""
+        """Lock the tenant's row, creating it; its next slot and next write number."""
         s = self._s
         await connection.execute(
             f"INSERT INTO {s}.chunk_tenants VALUES ($1, 0, 0, 0, 0) ON CONFLICT DO NOTHING",
             tenant,
         )
         row = await connection.fetchrow(
-            f"SELECT next_slot, next_segment FROM {s}.chunk_tenants WHERE tenant_id = $1 "
-            "FOR UPDATE",
+            f"SELECT next_slot, next_write FROM {s}.chunk_tenants WHERE tenant_id = $1 FOR UPDATE",
             tenant,
         )
         assert row is not None
@@ -221,7 +219,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
 
     async def _write_tenant(self, connection: Connection, tenant: UUID, batch: list[Chunk]) -> None:
         s = self._s
-        first, segment = await self._lock_tenant(connection, tenant)
+        first, version = await self._lock_tenant(connection, tenant)
         replaced = await connection.fetch(
             f"SELECT chunk_id, slot, text FROM {s}.chunk_chunks WHERE tenant_id = $1 "
             "AND (source_id = ANY($2::text[]) OR chunk_id = ANY($3::uuid[]))",
@@ -270,7 +268,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             tenant,
             first + len(batch),
         )
-        await self._apply(connection, tenant, changes, segment)
+        await self._apply(connection, tenant, changes, version)
 
     async def _remove_chunks(
         self,
@@ -293,20 +291,20 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             )
 
     async def _apply(
-        self, connection: Connection, tenant: UUID, changes: PostingChanges, segment: int
+        self, connection: Connection, tenant: UUID, changes: PostingChanges, version: int
     ) -> None:
         """Write the statistics and postings `changes` make, in the open transaction."""
         s = self._s
         await connection.execute(
             f"UPDATE {s}.chunk_tenants SET chunk_count = chunk_count + $2, "
-            "total_length = total_length + $3, next_segment = $4 WHERE tenant_id = $1",
+            "total_length = total_length + $3, next_write = $4 WHERE tenant_id = $1",
             tenant,
             changes.count,
             changes.length,
-            segment + 1,
+            version + 1,
         )
         rows = await connection.fetch(
-            f"SELECT term, df, segments FROM {s}.chunk_terms "
+            f"SELECT term, df, sizes FROM {s}.chunk_terms "
             "WHERE tenant_id = $1 AND term = ANY($2::text[])",
             tenant,
             changes.terms(),
@@ -319,45 +317,44 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
                     tenant,
                     plan.gone,
                 )
-        if plan.kept:
-            await connection.execute(
-                f"INSERT INTO {s}.chunk_terms (tenant_id, term, df, segments, version) "
-                "SELECT $1, *, $5 FROM unnest($2::text[], $3::integer[], $4::integer[]) "
-                "ON CONFLICT (tenant_id, term) DO UPDATE "
-                "SET df = excluded.df, segments = excluded.segments, version = excluded.version",
-                tenant,
-                [row[0] for row in plan.kept],
-                [row[1] for row in plan.kept],
-                [row[2] for row in plan.kept],
-                segment,
-            )
-        appended = list(plan.appended)
-        if plan.compacted:
-            stored: dict[str, list[bytes]] = {}
+        stored: dict[str, list[bytes]] = {}
+        if plan.merges:
             for term, blob in await self._taken(connection, tenant, plan):
                 stored.setdefault(term, []).append(blob)
-            appended += [
-                (term, merged([*stored.get(term, []), changes.segment(term)]))
-                for term in plan.compacted
-            ]
-        if appended:
+        terms, segments = plan.finish(stored)
+        if terms:
+            await connection.execute(
+                f"INSERT INTO {s}.chunk_terms (tenant_id, term, df, sizes, version) "
+                "SELECT $1, *, $5 FROM unnest($2::text[], $3::integer[], $4::bytea[]) "
+                "ON CONFLICT (tenant_id, term) DO UPDATE "
+                "SET df = excluded.df, sizes = excluded.sizes, version = excluded.version",
+                tenant,
+                [row[0] for row in terms],
+                [row[1] for row in terms],
+                [row[2] for row in terms],
+                version,
+            )
+        if segments:
             await connection.copy_records_to_table(
                 "chunk_postings",
                 schema_name=self._client.schema,
-                columns=["tenant_id", "term", "segment", "entries"],
-                records=[(tenant, term, segment, blob) for term, blob in appended],
+                columns=["tenant_id", "term", "position", "entries"],
+                records=[(tenant, *segment) for segment in segments],
             )
 
     async def _taken(
         self, connection: Connection, tenant: UUID, plan: SegmentPlan
     ) -> list[tuple[str, bytes]]:
-        """Remove the segments of the terms `plan` compacts; return them, in segment order."""
+        """Remove the segments `plan` merges; return them, in position order per term."""
         rows = await connection.fetch(
-            f"WITH taken AS (DELETE FROM {self._s}.chunk_postings "
-            "WHERE tenant_id = $1 AND term = ANY($2::text[]) RETURNING term, segment, entries) "
-            "SELECT term, entries FROM taken ORDER BY term, segment",
+            f"WITH merging AS (SELECT * FROM unnest($2::text[], $3::integer[]) AS m(term, first)), "
+            f"taken AS (DELETE FROM {self._s}.chunk_postings p USING merging m "
+            "WHERE p.tenant_id = $1 AND p.term = m.term AND p.position >= m.first "
+            "RETURNING p.term, p.position, p.entries) "
+            "SELECT term, entries FROM taken ORDER BY term, position",
             tenant,
-            plan.compacted,
+            [term for term, _, _ in plan.merges],
+            [first for _, first, _ in plan.merges],
         )
         return [(row[0], row[1]) for row in rows]
 
@@ -394,7 +391,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
     async def _delete_source(self, source_id: SourceId, tenant_id: TenantId) -> int:
         client = await self._prepare()
         async with client.transaction() as connection:
-            _, segment = await self._lock_tenant(connection, tenant_id)
+            _, version = await self._lock_tenant(connection, tenant_id)
             rows = await connection.fetch(
                 f"SELECT chunk_id, slot, text FROM {self._s}.chunk_chunks "
                 "WHERE tenant_id = $1 AND source_id = $2",
@@ -404,7 +401,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             if rows:
                 changes = PostingChanges()
                 await self._remove_chunks(connection, tenant_id, rows, changes)
-                await self._apply(connection, tenant_id, changes, segment)
+                await self._apply(connection, tenant_id, changes, version)
         return len(rows)
 
     async def _delete_by_tenant(self, tenant_id: TenantId) -> int:
@@ -461,7 +458,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
                 segments: dict[str, list[bytes]] = {}
                 for term, blob in await connection.fetch(
                     f"SELECT term, entries FROM {s}.chunk_postings "
-                    "WHERE tenant_id = $1 AND term = ANY($2::text[]) ORDER BY term, segment",
+                    "WHERE tenant_id = $1 AND term = ANY($2::text[]) ORDER BY term, position",
                     tenant_id,
                     missing,
                 ):

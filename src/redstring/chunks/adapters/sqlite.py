@@ -6,13 +6,14 @@ stores and the event log may keep theirs in the same file:
 
 - `chunks_meta`: the schema version, as the row `('schema_version', '1')`.
 - `chunks_tenants`: per tenant, the BM25 statistics (chunk count, total
-  length in terms) and the next free slot and segment number.
+  length in terms) and the next free slot and write number.
 - `chunks_chunks`: one row per `(tenant_id, chunk_id)`: its slot, source,
   ordinal, offsets, length in terms, text and metadata (JSON).
-- `chunks_terms`: per `(tenant_id, term)`, its document frequency and how
-  many posting segments it has.
-- `chunks_postings`: per `(tenant_id, term, segment)`, a blob of
-  `redstring.chunks.postings` entries.
+- `chunks_terms`: per `(tenant_id, term)`, its document frequency, the
+  sizes of its posting segments and the number of the write that last
+  changed it.
+- `chunks_postings`: per `(tenant_id, term, position)`, a blob of
+  `redstring.chunks.postings` entries; positions count from the oldest.
 - `chunks_mentions`: one row per mention.
 
 Every write is one transaction holding the write lock, statistics included,
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import json
 import os  # noqa: TC003 - the public surface test resolves the signature at runtime
-from itertools import islice
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
@@ -36,7 +37,6 @@ from redstring.chunks.postings import (
     PostingChanges,
     SegmentPlan,
     live_entries,
-    merged,
 )
 from redstring.chunks.scoring import best_slots, rank_slots, term_weights
 from redstring.domain.bm25 import idf
@@ -60,9 +60,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
 #: The schema this module reads and writes, recorded in `chunks_meta`.
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 #: How many values one `IN (...)` list binds at most.
 _BATCH: Final = 900
+#: How many `SELECT`s one compound statement joins at most (SQLite's limit is 500).
+_COMPOUND: Final = 300
 
 _SCHEMA: Final = (
     """CREATE TABLE IF NOT EXISTS chunks_tenants (
@@ -70,7 +72,7 @@ _SCHEMA: Final = (
         chunk_count INTEGER NOT NULL,
         total_length INTEGER NOT NULL,
         next_slot INTEGER NOT NULL,
-        next_segment INTEGER NOT NULL
+        next_write INTEGER NOT NULL
     )""",
     """CREATE TABLE IF NOT EXISTS chunks_chunks (
         tenant_id TEXT NOT NULL,
@@ -91,16 +93,16 @@ _SCHEMA: Final = (
         tenant_id TEXT NOT NULL,
         term TEXT NOT NULL,
         df INTEGER NOT NULL,
-        segments INTEGER NOT NULL,
+        sizes BLOB NOT NULL,
         version INTEGER NOT NULL,
         PRIMARY KEY (tenant_id, term)
     ) WITHOUT ROWID""",
     """CREATE TABLE IF NOT EXISTS chunks_postings (
         tenant_id TEXT NOT NULL,
         term TEXT NOT NULL,
-        segment INTEGER NOT NULL,
+        position INTEGER NOT NULL,
         entries BLOB NOT NULL,
-        PRIMARY KEY (tenant_id, term, segment)
+        PRIMARY KEY (tenant_id, term, position)
     ) WITHOUT ROWID""",
     """CREATE TABLE IF NOT EXISTS chunks_mentions (
         tenant_id TEXT NOT NULL,
@@ -152,9 +154,9 @@ def _schema_version(connection: sqlite3.Connection) -> int | None:
     return None if row is None else int(row[0])
 
 
-def _batches[T](items: Iterable[T]) -> Iterable[list[T]]:
+def _batches[T](items: Iterable[T], size: int = _BATCH) -> Iterable[list[T]]:
     iterator = iter(items)
-    while batch := list(islice(iterator, _BATCH)):
+    while batch := list(islice(iterator, size)):
         yield batch
 
 
@@ -230,55 +232,51 @@ def _remove_chunks(
 def _apply(connection: sqlite3.Connection, tenant: str, changes: PostingChanges) -> None:
     """Write the statistics and postings `changes` make, in the open transaction."""
     row = connection.execute(
-        "SELECT chunk_count, total_length, next_segment FROM chunks_tenants WHERE tenant_id = ?",
+        "SELECT chunk_count, total_length, next_write FROM chunks_tenants WHERE tenant_id = ?",
         (tenant,),
     ).fetchone()
-    count, length, segment = row
+    count, length, version = row
     connection.execute(
-        "UPDATE chunks_tenants SET chunk_count = ?, total_length = ?, next_segment = ? "
+        "UPDATE chunks_tenants SET chunk_count = ?, total_length = ?, next_write = ? "
         "WHERE tenant_id = ?",
-        (count + changes.count, length + changes.length, segment + 1, tenant),
+        (count + changes.count, length + changes.length, version + 1, tenant),
     )
-    terms = changes.terms()
     held = {
-        term: (df, segments)
-        for term, df, segments in _select_in(
+        term: (df, sizes)
+        for term, df, sizes in _select_in(
             connection,
-            "SELECT term, df, segments FROM chunks_terms WHERE tenant_id = ? AND term IN ({})",
+            "SELECT term, df, sizes FROM chunks_terms WHERE tenant_id = ? AND term IN ({})",
             (tenant,),
-            terms,
+            changes.terms(),
         )
     }
     plan = SegmentPlan(changes, held)
     gone = [(tenant, term) for term in plan.gone]
     connection.executemany("DELETE FROM chunks_terms WHERE tenant_id = ? AND term = ?", gone)
     connection.executemany("DELETE FROM chunks_postings WHERE tenant_id = ? AND term = ?", gone)
-    connection.executemany(
-        "INSERT OR REPLACE INTO chunks_terms (tenant_id, term, df, segments, version) "
-        "VALUES (?, ?, ?, ?, ?)",
-        [(tenant, *row, segment) for row in plan.kept],
-    )
-    appended = [(tenant, term, segment, blob) for term, blob in plan.appended]
     stored: dict[str, list[bytes]] = {}
-    for term, blob in _select_in(
-        connection,
-        "SELECT term, entries FROM chunks_postings WHERE tenant_id = ? AND term IN ({}) "
-        "ORDER BY term, segment",
-        (tenant,),
-        plan.compacted,
-    ):
-        stored.setdefault(term, []).append(blob)
+    for batch in _batches(plan.merges, _COMPOUND):
+        # One indexed range read per term, a batch of them to a statement.
+        one = "SELECT term, position, entries FROM chunks_postings WHERE tenant_id = ? "
+        for term, _, blob in connection.execute(
+            " UNION ALL ".join([one + "AND term = ? AND position >= ?"] * len(batch))
+            + " ORDER BY 1, 2",
+            [*chain.from_iterable((tenant, term, first) for term, first, _ in batch)],
+        ):
+            stored.setdefault(term, []).append(blob)
     connection.executemany(
-        "DELETE FROM chunks_postings WHERE tenant_id = ? AND term = ?",
-        [(tenant, term) for term in plan.compacted],
+        "DELETE FROM chunks_postings WHERE tenant_id = ? AND term = ? AND position >= ?",
+        [(tenant, term, first) for term, first, _ in plan.merges],
     )
-    appended += [
-        (tenant, term, segment, merged([*stored.get(term, []), changes.segment(term)]))
-        for term in plan.compacted
-    ]
+    rows, segments = plan.finish(stored)
     connection.executemany(
-        "INSERT INTO chunks_postings (tenant_id, term, segment, entries) VALUES (?, ?, ?, ?)",
-        appended,
+        "INSERT OR REPLACE INTO chunks_terms (tenant_id, term, df, sizes, version) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [(tenant, term, df, sizes, version) for term, df, sizes in rows],
+    )
+    connection.executemany(
+        "INSERT INTO chunks_postings (tenant_id, term, position, entries) VALUES (?, ?, ?, ?)",
+        [(tenant, *segment) for segment in segments],
     )
 
 
@@ -347,7 +345,7 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
     ) -> None:
         connection.execute(
             "INSERT OR IGNORE INTO chunks_tenants "
-            "(tenant_id, chunk_count, total_length, next_slot, next_segment) "
+            "(tenant_id, chunk_count, total_length, next_slot, next_write) "
             "VALUES (?, 0, 0, 0, 0)",
             (tenant,),
         )
@@ -528,7 +526,7 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
             segments: dict[str, list[bytes]] = {}
             for term, blob in connection.execute(
                 f"SELECT term, entries FROM chunks_postings WHERE tenant_id = ? AND term IN "
-                f"({_marks(len(missing))}) ORDER BY term, segment",
+                f"({_marks(len(missing))}) ORDER BY term, position",
                 [tenant, *missing],
             ):
                 segments.setdefault(term, []).append(blob)
