@@ -403,6 +403,10 @@ class PostgresGraphStore(AsyncClosable, LendingGraphStoreBase):
         ends = {row[0]: EntityId(UUID(bytes=row[1].bytes)) for row in rows}
         return {EntityId(entity_id): ends[entity_id] for entity_id in ids}
 
+    async def _merged_ids(self, entity_id: EntityId, tenant_id: TenantId) -> list[EntityId]:
+        rows = await self._fetch(self._sql.merged_into, tenant_id, entity_id)
+        return [EntityId(UUID(bytes=row[0].bytes)) for row in rows]
+
     async def _find_entities(
         self, tenant_id: TenantId, name: str | None, entity_type: str | None, limit: int | None
     ) -> list[Entity]:
