@@ -13,19 +13,27 @@ times. A query reads only its terms' segments. See ADRs 0062 and 0084.
 from __future__ import annotations
 
 import itertools
+import json
 from array import array
 from collections import OrderedDict, defaultdict
 from itertools import chain
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from redstring.domain.bm25 import term_frequencies, tokenize
+from redstring.chunks.scoring import rank_slots, term_weights
+from redstring.domain.bm25 import idf, term_frequencies, tokenize
+from redstring.domain.chunk import Chunk, Mention, check_mention_span, trusted_chunk
+from redstring.domain.exceptions import MissingChunkError
+from redstring.domain.ids import ChunkId, EntityId, RelationshipId, SourceId
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
+    from uuid import UUID
 
     from numpy.typing import NDArray
+
+    from redstring.domain.ids import TenantId
 
 #: One posting entry.
 ENTRY: Final = np.dtype([("slot", "<i4"), ("tf", "<i4"), ("length", "<i4")])
@@ -332,3 +340,132 @@ class PostingCache:
         """Forget everything."""
         self._held.clear()
         self._size = 0
+
+    def split(
+        self, tenant: object, held: dict[str, tuple[int, int]]
+    ) -> tuple[dict[str, NDArray[np.void]], list[str]]:
+        """The entries cached of the terms `held` names (`(df, version)`), and the terms missing."""
+        found: dict[str, NDArray[np.void]] = {}
+        missing = []
+        for term, (_, version) in held.items():
+            entries = self.get(tenant, term, version)
+            if entries is None:
+                missing.append(term)
+            else:
+                found[term] = entries
+        return found, missing
+
+    def fill(
+        self,
+        tenant: object,
+        held: dict[str, tuple[int, int]],
+        found: dict[str, NDArray[np.void]],
+        segments: dict[str, list[bytes]],
+    ) -> dict[str, NDArray[np.void]]:
+        """`found` with each term of `segments` (its blobs, in order) decoded, cached, added."""
+        for term, blobs in segments.items():
+            found[term] = entries = live_entries(blobs)
+            self.put(tenant, term, held[term][1], entries)
+        return found
+
+
+def slot_scores(
+    terms: Sequence[str],
+    held: dict[str, tuple[int, int]],
+    postings: dict[str, NDArray[np.void]],
+    statistics: tuple[int, int, int],
+) -> NDArray[np.float64]:
+    """Each slot's BM25 score for `terms`, from the tenant's `(count, total length, next slot)`.
+
+    `held` maps each term the tenant holds to its `(df, version)`, and
+    `postings` to its live entries; terms are summed in `terms` order.
+    """
+    count, total, size = statistics
+    mean_length = total / count
+    scores = np.zeros(size, dtype=np.float64)
+    for term in terms:
+        if term in held:
+            entries = postings[term]
+            scores[entries["slot"]] += term_weights(
+                idf(held[term][0], count), entries["tf"], entries["length"], mean_length
+            )
+    return scores
+
+
+def only_slots(scores: NDArray[np.float64], allowed: Iterable[int]) -> NDArray[np.float64]:
+    """`scores` with every slot but `allowed` set to zero."""
+    index = np.fromiter(allowed, dtype=np.intp)
+    kept = np.zeros_like(scores)
+    kept[index] = scores[index]
+    return kept
+
+
+def ranked_rows(
+    scores: NDArray[np.float64], slots: Sequence[int], ids: Sequence[UUID], k: int
+) -> list[tuple[int, float]]:
+    """The best `k` of the rows found at `slots` (chunk `ids`): `(row index, score)`, best first."""
+    at = np.asarray(slots, dtype=np.intp)
+    ints = [chunk_id.int for chunk_id in ids]
+    high = np.asarray([value >> 64 for value in ints], dtype=np.uint64)
+    low = np.asarray([value & 0xFFFF_FFFF_FFFF_FFFF for value in ints], dtype=np.uint64)
+    order = rank_slots(scores[at], high, low, k).tolist()
+    return [(index, float(scores[at[index]])) for index in order]
+
+
+def mention_target(mention: Mention) -> tuple[int, UUID]:
+    """A mention's target as a durable store keys it: `(0, entity id)` or `(1, relationship id)`."""
+    if mention.entity_id is not None:
+        return 0, mention.entity_id
+    assert mention.relationship_id is not None
+    return 1, mention.relationship_id
+
+
+def stored_mention(
+    tenant_id: TenantId, chunk_id: UUID, kind: int, target: UUID, start: int, end: int
+) -> Mention:
+    """The mention a durable store's row holds; a span of `-1` is none."""
+    return Mention.model_construct(
+        tenant_id=tenant_id,
+        chunk_id=ChunkId(chunk_id),
+        entity_id=EntityId(target) if kind == 0 else None,
+        relationship_id=RelationshipId(target) if kind == 1 else None,
+        start=None if start < 0 else start,
+        end=None if end < 0 else end,
+    )
+
+
+def stored_chunk(tenant_id: TenantId, chunk_id: UUID, row: Sequence[Any]) -> Chunk:
+    """The chunk a durable store's row holds, its columns after the id as `_COLUMNS` lists."""
+    source_id, ordinal, start, end, text, metadata = row
+    return trusted_chunk(
+        ChunkId(chunk_id),
+        tenant_id,
+        SourceId(source_id),
+        ordinal,
+        text,
+        start,
+        end,
+        json.loads(metadata),
+    )
+
+
+def check_mentions_held(mentions: Sequence[Mention], held: dict[tuple[UUID, UUID], Chunk]) -> None:
+    """Refuse the first mention whose chunk `held` lacks (by tenant and id), or whose span is bad.
+
+    Raises:
+        MissingChunkError: a mention's chunk is not held in its tenant.
+        ValueError: a mention's span runs past its chunk's text.
+    """
+    for index, mention in enumerate(mentions):
+        chunk = held.get((mention.tenant_id, mention.chunk_id))
+        if chunk is None:
+            raise MissingChunkError(chunk_id=mention.chunk_id, tenant_id=mention.tenant_id)
+        check_mention_span(mention, chunk, argument=f"mentions[{index}]")
+
+
+def chunk_columns(chunk: Chunk, slot: int, length: int) -> tuple[object, ...]:
+    """A chunk row's columns between its id and its metadata, as both durable stores lay them out.
+
+    Its slot, source, ordinal, offsets, length in terms and text.
+    """
+    return (slot, chunk.source_id, chunk.ordinal, chunk.start, chunk.end, length, chunk.text)

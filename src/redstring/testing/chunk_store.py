@@ -9,7 +9,6 @@ same ranking and the same floats.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import math
 from collections import Counter
@@ -27,20 +26,14 @@ from redstring.domain.normalization import fold_name
 from redstring.ports.chunk_store import ChunkStore
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_chunk
 from redstring.testing.lifetime import LifetimeCompliance
+from redstring.testing.vector_store import run
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine, Iterable
+    from collections.abc import Iterable
 
-PROPERTY_SETTINGS = settings(
-    max_examples=30,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.differing_executors],
-)
-
-
-def run[T](coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run one coroutine to completion inside a synchronous hypothesis test."""
-    return asyncio.run(coroutine)
+#: Fixtures are per test, and each example runs its own event loop.
+_UNCHECKED = [HealthCheck.function_scoped_fixture, HealthCheck.differing_executors]
+PROPERTY_SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=_UNCHECKED)
 
 
 def chunk_id(n: int) -> ChunkId:
@@ -115,11 +108,12 @@ class ChunkStoreCompliance(LifetimeCompliance):
 
     port = ChunkStore
 
+    def new_store(self) -> ChunkStore:
+        """An empty store, of the adapter under test."""
+        raise NotImplementedError
+
     def new_adapter(self) -> ChunkStore:
         return self.new_store()
-
-    def new_store(self) -> ChunkStore:
-        raise NotImplementedError
 
     # -- round trip, copies ----------------------------------------------------
 
