@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import struct
 from array import array
 from collections import OrderedDict, defaultdict
 from itertools import chain
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -40,6 +42,8 @@ ENTRY: Final = np.dtype([("slot", "<i4"), ("tf", "<i4"), ("length", "<i4")])
 #: How many segments of one tier a term holds before a write merges them into one.
 FANOUT: Final = 8
 _FANOUT_BITS: Final = 3
+#: One segment size as a term's row keeps it.
+_SIZE: Final = struct.Struct("<i")
 #: A term holding more segments than this has them all merged, whatever their sizes.
 MAX_SEGMENTS: Final = 32
 
@@ -189,23 +193,17 @@ def merge_start(sizes: Sequence[int]) -> int:
         return last
     if last >= MAX_SEGMENTS:
         return 0
-    tiers = [tier(size) for size in sizes]
     start, total = last, sizes[last]
-    while start:
+    while start >= FANOUT - 1:
         level = tier(total)
         run = start
-        while run and tiers[run - 1] <= level:
+        while run and tier(sizes[run - 1]) <= level:
             run -= 1
         if start - run + 1 < FANOUT:
             break
         total += sum(sizes[run:start])
         start = run
     return start
-
-
-def pack_sizes(sizes: Sequence[int]) -> bytes:
-    """A term's segment sizes as the bytes its row keeps."""
-    return array("i", sizes).tobytes()
 
 
 def unpack_sizes(blob: bytes) -> array[int]:
@@ -257,7 +255,7 @@ class SegmentPlan:
         if held is None:
             # A term new to the tenant: one segment of the write's own additions.
             assert segment is not None
-            self._rows.append((term, change, pack_sizes((change,))))
+            self._rows.append((term, change, _SIZE.pack(change)))
             self._segments.append((term, 0, segment))
             return
         df = held[0] + change
@@ -266,10 +264,17 @@ class SegmentPlan:
             return
         if segment is None:
             segment = self._changes.segment(term)
-        sizes = unpack_sizes(held[1])
-        sizes.append(len(segment) // ENTRY.itemsize)
+        stored = held[1]
+        last = len(stored) // _SIZE.size
+        size = len(segment) // ENTRY.itemsize
+        if last < FANOUT - 1:
+            # Too few segments for a merge: the new one is appended, sizes and all.
+            self._rows.append((term, df, stored + _SIZE.pack(size)))
+            self._segments.append((term, last, segment))
+            return
+        sizes = unpack_sizes(stored)
+        sizes.append(size)
         start = merge_start(sizes)
-        last = len(sizes) - 1
         if start == last:
             self._rows.append((term, df, sizes.tobytes()))
             self._segments.append((term, last, segment))
@@ -290,9 +295,9 @@ class SegmentPlan:
             kept.append(len(blob) // ENTRY.itemsize)
             rows.append((term, df, kept.tobytes()))
             segments.append((term, start, blob))
-        # In key order, so each statement walks its table's pages once.
-        rows.sort()
-        segments.sort()
+        # In key order, so each statement walks its table's pages once (a term is in each once).
+        rows.sort(key=itemgetter(0))
+        segments.sort(key=itemgetter(0))
         return rows, segments
 
 

@@ -205,14 +205,17 @@ def _apply(connection: sqlite3.Connection, tenant: str, changes: PostingChanges)
         [(tenant, term, first) for term, first, _ in plan.merges],
     )
     rows, segments = plan.finish(stored)
+    # The tenant (a UUID's text) and the write number are the same in every row, and
+    # written into the statements, so the plan's rows bind as they are.
     connection.executemany(
         "INSERT OR REPLACE INTO chunks_terms (tenant_id, term, df, sizes, version) "
-        "VALUES (?, ?, ?, ?, ?)",
-        [(tenant, term, df, sizes, version) for term, df, sizes in rows],
+        f"VALUES ('{UUID(tenant)}', ?, ?, ?, {int(version)})",
+        rows,
     )
     connection.executemany(
-        "INSERT INTO chunks_postings (tenant_id, term, position, entries) VALUES (?, ?, ?, ?)",
-        [(tenant, *segment) for segment in segments],
+        "INSERT INTO chunks_postings (tenant_id, term, position, entries) "
+        f"VALUES ('{UUID(tenant)}', ?, ?, ?)",
+        segments,
     )
 
 
