@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import os  # noqa: TC003 - the public surface test resolves the signature at runtime
 from functools import partial
-from itertools import chain, islice
+from itertools import islice
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
@@ -70,8 +70,6 @@ if TYPE_CHECKING:
 SCHEMA_VERSION: Final = 2
 #: How many values one `IN (...)` list binds at most.
 _BATCH: Final = 900
-#: How many `SELECT`s one compound statement joins at most (SQLite's limit is 500).
-_COMPOUND: Final = 300
 
 _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS chunks_tenants (tenant_id TEXT PRIMARY KEY, "
@@ -115,9 +113,9 @@ def _ensure_schema(connection: sqlite3.Connection, store: str) -> None:
     ensure_schema(connection, store=store, **_SCHEMA_RULE)
 
 
-def _batches[T](items: Iterable[T], size: int = _BATCH) -> Iterable[list[T]]:
+def _batches[T](items: Iterable[T]) -> Iterable[list[T]]:
     iterator = iter(items)
-    while batch := list(islice(iterator, size)):
+    while batch := list(islice(iterator, _BATCH)):
         yield batch
 
 
@@ -191,14 +189,16 @@ def _apply(connection: sqlite3.Connection, tenant: str, changes: PostingChanges)
     connection.executemany("DELETE FROM chunks_terms WHERE tenant_id = ? AND term = ?", gone)
     connection.executemany("DELETE FROM chunks_postings WHERE tenant_id = ? AND term = ?", gone)
     stored: dict[str, list[bytes]] = {}
-    for batch in _batches(plan.merges, _COMPOUND):
-        # One indexed range read per term, a batch of them to a statement.
-        one = "SELECT term, position, entries FROM chunks_postings WHERE tenant_id = ? "
-        for term, _, blob in connection.execute(
-            " UNION ALL ".join([one + "AND term = ? AND position >= ?"] * len(batch))
-            + " ORDER BY 1, 2",
-            [*chain.from_iterable((tenant, term, first) for term, first, _ in batch)],
-        ):
+    first = {term: start for term, start, _ in plan.merges}
+    for term, position, blob in _select_in(
+        connection,
+        "SELECT term, position, entries FROM chunks_postings WHERE tenant_id = ? "
+        "AND term IN ({}) ORDER BY term, position",
+        (tenant,),
+        first,
+    ):
+        # Read whole, in batches of terms: cheaper than one range read per term.
+        if position >= first[term]:
             stored.setdefault(term, []).append(blob)
     connection.executemany(
         "DELETE FROM chunks_postings WHERE tenant_id = ? AND term = ? AND position >= ?",
