@@ -39,6 +39,7 @@ from redstring import (
     ChunkId,
     ChunkProjection,
     Consolidator,
+    ContextRetriever,
     DocumentExtracted,
     EntityId,
     Extraction,
@@ -313,6 +314,10 @@ OVERRIDES: dict[str, dict[str, Callable[[World], Any]]] = {
     "VectorProjection": {"store": lambda world: world.vectors()},
     "PassageVectorProjection": {"store": lambda world: world.vectors()},
     "ChunkProjection": {"store": lambda _: InMemoryChunkStore()},
+    "ContextRetriever": {
+        "chunks": lambda _: InMemoryChunkStore(),
+        "passage_vectors": lambda world: world.vectors(),
+    },
     "import_documents": {
         "chunks": lambda _: InMemoryChunkStore(),
         "passage_vectors": lambda world: world.vectors(),
@@ -323,6 +328,7 @@ OVERRIDES: dict[str, dict[str, Callable[[World], Any]]] = {
             "build_graph",
             "build_graphs",
             "delete_document",
+            "entity_mentions",
             "mentioned_entities",
         )
     },
@@ -383,6 +389,12 @@ def _subjects() -> dict[str, Callable[[World], Any]]:
         "ChunkProjection": lambda _: ChunkProjection(InMemoryChunkStore()),
         "Retriever": lambda world: Retriever(
             embeddings=world.embeddings(), vectors=world.vectors(), graph=world.graph()
+        ),
+        "ContextRetriever": lambda world: ContextRetriever(
+            chunks=InMemoryChunkStore(),
+            graph=world.graph(),
+            embeddings=world.embeddings(),
+            passage_vectors=world.vectors(),
         ),
         "Consolidator": lambda world: Consolidator(
             graph=world.graph(), event_log=InMemoryEventLog(), vectors=world.vectors()

@@ -51,6 +51,7 @@ from redstring.composition.documents import (
     DocumentImportReport,
     chunk_id_for,
     delete_document,
+    entity_mentions,
     import_documents,
     mentioned_entities,
 )
@@ -74,6 +75,7 @@ __all__ = [
     "delete_document",
     "delete_entity",
     "embed_entity_names",
+    "entity_mentions",
     "import_documents",
     "import_entities",
     "mentioned_entities",

@@ -5,7 +5,8 @@ optionally `EmbeddingProvider` + a `VectorStore` for passages, and an
 `EventLog`): the chunk store and the graph are siblings that may not import
 each other, so only composition can link a passage to the entities it
 names. Mentions keep the entity id they were recorded with; readers follow
-merges through `GraphReader.resolve`. See ADRs 0073 and 0074.
+merges through `GraphReader.resolve` (passage to entities) and
+`MergedIdReader.merged_ids` (entity to passages). See ADRs 0073, 0074 and 0085.
 """
 
 from __future__ import annotations
@@ -48,10 +49,11 @@ from redstring.domain.vector import VectorRecord
 from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.extraction.chunking import Chunker, SlidingWindowChunker
 from redstring.ports.chunk_store import ChunkStore
-from redstring.ports.embedding import EmbeddingProvider
+from redstring.ports.embedding import EmbeddingProvider, PassageEmbedder
 from redstring.ports.event_log import EventLog
 from redstring.ports.graph_store import (
     GraphReader,
+    MergedIdReader,
     NameCandidateReader,
     SharedNameCandidateReader,
 )
@@ -283,14 +285,19 @@ async def _embed_passages(
 ) -> tuple[VectorRecord, ...]:
     """One record per chunk, keyed by its id (`entity_id` holds it), `_EMBED_BATCH` a call.
 
+    Embedded by `PassageEmbedder.embed_passages` when the provider offers
+    it, else by `embed`.
+
     Raises:
         EmbeddingProviderError: the provider failed or returned a wrong count.
         DimensionMismatchError: a vector is not of the provider's dimension.
     """
     records: list[VectorRecord] = []
+    # The model's passage form where it has one (ADR 0086), its one form otherwise.
+    embed = provider.embed_passages if isinstance(provider, PassageEmbedder) else provider.embed
     for begin in range(0, len(chunks), _EMBED_BATCH):
         batch = chunks[begin : begin + _EMBED_BATCH]
-        vectors = await provider.embed([chunk.text for chunk in batch])
+        vectors = await embed([chunk.text for chunk in batch])
         if len(vectors) != len(batch):
             raise EmbeddingProviderError(
                 model=provider.model,
@@ -342,7 +349,8 @@ async def import_documents(
     `graph`, mentions of its entities' names and aliases are linked
     (whole words, every namesake; ADR 0073). Given `embeddings` and `passage_vectors`, each
     passage's text is embedded into `passage_vectors`, keyed by chunk id
-    (keep that store apart from the entities' vectors).
+    (keep that store apart from the entities' vectors), in the model's
+    passage form when it has one (`PassageEmbedder`, ADR 0086).
 
     One `DocumentChunked` event per document (after a `DocumentDeleted`
     when it held chunks the new cut drops) and one `PassagesEmbedded` are
@@ -547,3 +555,25 @@ async def mentioned_entities(
         seen.add((mention.chunk_id, entity.id))
         result[mention.chunk_id].append(entity)
     return result
+
+
+async def entity_mentions(
+    entity_id: EntityId, tenant_id: TenantId, *, chunks: ChunkStore, graph: MergedIdReader
+) -> list[Mention]:
+    """Where an entity is said: its mentions and those of every id merged into it.
+
+    A merged `entity_id` reads as its canonical entity, as graph reads do.
+    The ids merged into the canonical (`MergedIdReader.merged_ids`) count
+    as it, so after an undo each entity again has only its own mentions.
+    In `mention_order`.
+
+    Raises:
+        ValueError: `entity_id` or `tenant_id` is not an id, or a
+            collaborator does not implement its port.
+    """
+    tenant = check_tenant_id(tenant_id)
+    check_collaborator(chunks, ChunkStore, argument="chunks")
+    check_collaborator(graph, MergedIdReader, argument="graph")
+    canonical = (await graph.resolve([entity_id], tenant))[entity_id]
+    merged = await graph.merged_ids(canonical, tenant)
+    return await chunks.mentions_of(tenant, entity_ids=[canonical, *merged])

@@ -187,12 +187,12 @@ def _storable_chunk(chunk: object) -> bool:
     """Whether `chunk` passes every check of `check_chunks`, silently."""
     if type(chunk) is not Chunk:
         return False
-    text = chunk.text
+    text, source = chunk.text, chunk.source_id
     return (
-        isinstance(chunk.id, UUID)
+        type(source) is str
+        and bool(source.strip())
+        and isinstance(chunk.id, UUID)
         and isinstance(chunk.tenant_id, UUID)
-        and type(chunk.source_id) is str
-        and bool(chunk.source_id.strip())
         and type(chunk.ordinal) is int
         and chunk.ordinal >= 0
         and type(text) is str
@@ -204,7 +204,7 @@ def _storable_chunk(chunk: object) -> bool:
         and chunk.end - chunk.start == len(text)
         and type(chunk.metadata) is dict
         and (not chunk.metadata or is_plain_json(chunk.metadata))
-        and is_storable_text(chunk.source_id)
+        and is_storable_text(source)
         and is_storable_text(text)
     )
 

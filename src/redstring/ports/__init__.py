@@ -15,7 +15,7 @@ from redstring.ports.chunk_store import (
     MentionReader,
     MentionWriter,
 )
-from redstring.ports.embedding import EmbeddingProvider
+from redstring.ports.embedding import EmbeddingProvider, PassageEmbedder
 from redstring.ports.event_log import EntityEventReader, EventLog, EventLogBase, StoredEvent
 from redstring.ports.graph_store import (
     EntityReader,
@@ -26,6 +26,7 @@ from redstring.ports.graph_store import (
     GraphStoreBase,
     GraphWriter,
     LendingGraphStoreBase,
+    MergedIdReader,
     MergeResolver,
     NameCandidateReader,
     SharedNameCandidateReader,
@@ -65,7 +66,9 @@ __all__ = [
     "MentionReader",
     "MentionWriter",
     "MergeResolver",
+    "MergedIdReader",
     "NameCandidateReader",
+    "PassageEmbedder",
     "SharedNameCandidateReader",
     "StoredEvent",
     "TenantCounter",

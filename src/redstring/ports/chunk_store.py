@@ -27,22 +27,31 @@ arguments and call the protected hooks an adapter implements. See
 [ADR 0061](../adr/0061-a-chunk-store-keeps-its-bm25-statistics-in-its-own-writes.md).
 """
 
-from __future__ import annotations
-
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import NamedTuple, Protocol, runtime_checkable
 from uuid import UUID
 
 from redstring.domain.bm25 import query_terms
-from redstring.domain.chunk import check_chunks, check_mentions, mention_order
+from redstring.domain.chunk import (
+    Chunk,
+    Mention,
+    ScoredChunk,
+    check_chunks,
+    check_mentions,
+    mention_order,
+)
+from redstring.domain.ids import ChunkId, EntityId, RelationshipId, SourceId, TenantId
 from redstring.domain.json_safety import check_text, shown
 from redstring.domain.validation import check_limit, check_query, check_sequence, check_tenant_id
 
-if TYPE_CHECKING:
-    from collections.abc import Sequence
+# Annotations here are evaluated where they are written, so the aliases below
+# read as what they stand for in every adapter's inherited signatures.
 
-    from redstring.domain.chunk import Chunk, Mention, ScoredChunk
-    from redstring.domain.ids import ChunkId, EntityId, RelationshipId, SourceId, TenantId
+#: What `search` takes as `source_ids`: the sources to search, or `None` for every one.
+Sources = Sequence[SourceId] | None
+#: What the base's mention reads and deletes take as entity or relationship ids.
+Ids = Sequence[UUID]
 
 
 @runtime_checkable
@@ -58,12 +67,7 @@ class ChunkReader(Protocol):
         ...
 
     async def search(
-        self,
-        query: str,
-        tenant_id: TenantId,
-        *,
-        k: int = 10,
-        source_ids: Sequence[SourceId] | None = None,
+        self, query: str, tenant_id: TenantId, *, k: int = 10, source_ids: Sources = None
     ) -> list[ScoredChunk]:
         """The `k` chunks BM25 ranks best for `query`, best first. See the module docstring.
 
@@ -178,6 +182,25 @@ def _check_sources(value: object) -> frozenset[SourceId] | None:
     return frozenset(items)
 
 
+class ChunkSearch(NamedTuple):
+    """A search as `ChunkStoreBase` hands it to `_search`, every field checked.
+
+    `terms` are the query's sorted distinct terms (never empty); `k` is at
+    least 1; `source_ids` is `None` (every source) or non-empty.
+    """
+
+    terms: list[str]
+    k: int
+    source_ids: frozenset[SourceId] | None
+
+
+class MentionTargets(NamedTuple):
+    """What a mention read or delete names, as `ChunkStoreBase` hands it on: one set non-empty."""
+
+    entity_ids: frozenset[UUID]
+    relationship_ids: frozenset[UUID]
+
+
 class ChunkStoreBase(ABC):
     """The `ChunkStore` rules, checked once; an adapter implements the hooks.
 
@@ -218,12 +241,7 @@ class ChunkStoreBase(ABC):
         return sorted(chunks, key=lambda chunk: chunk.ordinal)
 
     async def search(
-        self,
-        query: str,
-        tenant_id: TenantId,
-        *,
-        k: int = 10,
-        source_ids: Sequence[SourceId] | None = None,
+        self, query: str, tenant_id: TenantId, *, k: int = 10, source_ids: Sources = None
     ) -> list[ScoredChunk]:
         """See `ChunkReader.search`."""
         self._check_open()
@@ -233,7 +251,7 @@ class ChunkStoreBase(ABC):
         sources = _check_sources(source_ids)
         if not terms or limit == 0 or sources == frozenset():
             return []
-        return await self._search(terms, tenant, limit, sources)
+        return await self._search(ChunkSearch(terms, limit, sources), tenant)
 
     async def count_chunks(self, tenant_id: TenantId) -> int:
         """See `ChunkReader.count_chunks`."""
@@ -259,21 +277,13 @@ class ChunkStoreBase(ABC):
             await self._put_mentions(list(dict.fromkeys(checked)))
 
     async def mentions_of(
-        self,
-        tenant_id: TenantId,
-        *,
-        entity_ids: Sequence[EntityId] = (),
-        relationship_ids: Sequence[RelationshipId] = (),
+        self, tenant_id: TenantId, *, entity_ids: Ids = (), relationship_ids: Ids = ()
     ) -> list[Mention]:
         """See `MentionReader.mentions_of`."""
-        self._check_open()
-        tenant = check_tenant_id(tenant_id)
-        entities = _check_uuids(entity_ids, argument="entity_ids")
-        relationships = _check_uuids(relationship_ids, argument="relationship_ids")
-        if not entities and not relationships:
-            return []
-        found = await self._mentions_of(tenant, entities, relationships)
-        return sorted(found, key=mention_order)
+        checked = self._checked_targets(tenant_id, entity_ids, relationship_ids)
+        return (
+            [] if checked is None else sorted(await self._mentions_of(*checked), key=mention_order)
+        )
 
     async def mentions_in(self, chunk_ids: Sequence[ChunkId], tenant_id: TenantId) -> list[Mention]:
         """See `MentionReader.mentions_in`."""
@@ -285,20 +295,23 @@ class ChunkStoreBase(ABC):
         return sorted(await self._mentions_in(chunks, tenant), key=mention_order)
 
     async def delete_mentions_of(
-        self,
-        tenant_id: TenantId,
-        *,
-        entity_ids: Sequence[EntityId] = (),
-        relationship_ids: Sequence[RelationshipId] = (),
+        self, tenant_id: TenantId, *, entity_ids: Ids = (), relationship_ids: Ids = ()
     ) -> int:
         """See `MentionWriter.delete_mentions_of`."""
+        checked = self._checked_targets(tenant_id, entity_ids, relationship_ids)
+        return 0 if checked is None else await self._delete_mentions_of(*checked)
+
+    def _checked_targets(
+        self, tenant_id: object, entity_ids: object, relationship_ids: object
+    ) -> tuple[MentionTargets, TenantId] | None:
+        """The targets of a mention read or delete, checked; `None` when there are none."""
         self._check_open()
         tenant = check_tenant_id(tenant_id)
         entities = _check_uuids(entity_ids, argument="entity_ids")
         relationships = _check_uuids(relationship_ids, argument="relationship_ids")
         if not entities and not relationships:
-            return 0
-        return await self._delete_mentions_of(tenant, entities, relationships)
+            return None
+        return MentionTargets(entities, relationships), tenant
 
     # -- hooks: each receives checked arguments --------------------------------
 
@@ -315,14 +328,8 @@ class ChunkStoreBase(ABC):
         """Copies of the source's chunks, in any order."""
 
     @abstractmethod
-    async def _search(
-        self,
-        terms: list[str],
-        tenant_id: TenantId,
-        k: int,
-        source_ids: frozenset[SourceId] | None,
-    ) -> list[ScoredChunk]:
-        """BM25's best `k >= 1` for the sorted distinct `terms`, among `source_ids` if given."""
+    async def _search(self, search: ChunkSearch, tenant_id: TenantId) -> list[ScoredChunk]:
+        """BM25's best `search.k` for its terms, among its `source_ids` if given."""
 
     @abstractmethod
     async def _count_chunks(self, tenant_id: TenantId) -> int:
@@ -341,23 +348,13 @@ class ChunkStoreBase(ABC):
         """Write distinct, well-formed mentions after checking their chunks and spans."""
 
     @abstractmethod
-    async def _mentions_of(
-        self,
-        tenant_id: TenantId,
-        entity_ids: frozenset[UUID],
-        relationship_ids: frozenset[UUID],
-    ) -> list[Mention]:
-        """The mentions of any of the ids, in any order; at least one set is non-empty."""
+    async def _mentions_of(self, targets: MentionTargets, tenant_id: TenantId) -> list[Mention]:
+        """The mentions of any of the targets, in any order."""
 
     @abstractmethod
     async def _mentions_in(self, chunk_ids: frozenset[UUID], tenant_id: TenantId) -> list[Mention]:
         """The mentions in any of the non-empty `chunk_ids`, in any order."""
 
     @abstractmethod
-    async def _delete_mentions_of(
-        self,
-        tenant_id: TenantId,
-        entity_ids: frozenset[UUID],
-        relationship_ids: frozenset[UUID],
-    ) -> int:
-        """Remove the mentions of any of the ids; how many."""
+    async def _delete_mentions_of(self, targets: MentionTargets, tenant_id: TenantId) -> int:
+        """Remove the mentions of any of the targets; how many."""

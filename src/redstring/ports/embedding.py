@@ -32,3 +32,23 @@ class EmbeddingProvider(Protocol):
                 wrong number of vectors or a vector of the wrong length.
         """
         ...
+
+
+@runtime_checkable
+class PassageEmbedder(Protocol):
+    """A model with a form of its own for passages that queries will search (e5's `"passage: "`).
+
+    Optional: a caller embedding passages uses `embed_passages` when the
+    provider offers it and `EmbeddingProvider.embed` otherwise
+    (`redstring.composition.documents` does). Its vectors are of the
+    provider's `dimension`, to be compared with the vectors `embed` gives
+    the queries. See ADR 0086.
+    """
+
+    async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
+        """One passage vector per text, in input order; `[]` for `[]` without calling the model.
+
+        Raises:
+            EmbeddingProviderError: as `EmbeddingProvider.embed`.
+        """
+        ...

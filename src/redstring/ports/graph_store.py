@@ -28,7 +28,7 @@ from redstring.domain.validation import (
 from redstring.ports.tenants import TenantCounterBase
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId, RelationshipId, TenantId
@@ -112,6 +112,21 @@ class MergeResolver(Protocol):
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId
     ) -> dict[EntityId, EntityId]:
         """Each requested id's canonical id; see `GraphReader.resolve`."""
+        ...
+
+
+@runtime_checkable
+class MergedIdReader(MergeResolver, Protocol):
+    """Reads merges both ways: `resolve`, and the ids merged into an entity."""
+
+    async def merged_ids(self, entity_id: EntityId, tenant_id: TenantId) -> list[EntityId]:
+        """Every other id that `resolve` maps to `entity_id`, sorted by `str(id)`.
+
+        Merges of merges included: one merged into an entity later merged
+        into `entity_id` is listed. `[]` when nothing resolves to it, which
+        includes an id that is itself merged away, and every id after an
+        undo forgot its merge. See ADR 0085.
+        """
         ...
 
 
@@ -293,7 +308,7 @@ def _name_units(query: str, tenant_id: TenantId, limit: int) -> list[str]:
     return units if limit else []
 
 
-class GraphStoreBase(GraphStore, TenantCounterBase):
+class GraphStoreBase(GraphStore, MergedIdReader, TenantCounterBase):
     """A `GraphStore` whose public methods check their arguments, then call its hooks.
 
     Every check of the port's contract runs here, once, so every store built
@@ -379,6 +394,12 @@ class GraphStoreBase(GraphStore, TenantCounterBase):
         ids = check_entity_ids(entity_ids)
         check_tenant_id(tenant_id)
         return await self._resolve(ids, tenant_id) if ids else {}
+
+    async def merged_ids(self, entity_id: EntityId, tenant_id: TenantId) -> list[EntityId]:
+        """Every other id resolving to `entity_id`, by `str(id)`; see `MergedIdReader`."""
+        check_entity_id(entity_id), check_tenant_id(tenant_id)
+        found = await self._merged_ids(entity_id, tenant_id)
+        return sorted(set(found) - {entity_id}, key=str)
 
     async def find_entities(
         self,
@@ -488,6 +509,10 @@ class GraphStoreBase(GraphStore, TenantCounterBase):
         self, entity_ids: Sequence[EntityId], tenant_id: TenantId
     ) -> dict[EntityId, EntityId]:
         """Each of the (non-empty) ids' canonical id."""
+
+    @abstractmethod
+    async def _merged_ids(self, entity_id: EntityId, tenant_id: TenantId) -> Iterable[EntityId]:
+        """The ids whose chain of merges ends at `entity_id`, in any order."""
 
     @abstractmethod
     async def _find_entities(

@@ -9,7 +9,7 @@ same ranking and the same floats.
 
 from __future__ import annotations
 
-import asyncio
+import itertools
 import math
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -26,20 +26,14 @@ from redstring.domain.normalization import fold_name
 from redstring.ports.chunk_store import ChunkStore
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_chunk
 from redstring.testing.lifetime import LifetimeCompliance
+from redstring.testing.support import run
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine, Iterable
+    from collections.abc import Iterable
 
-PROPERTY_SETTINGS = settings(
-    max_examples=30,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.differing_executors],
-)
-
-
-def run[T](coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run one coroutine to completion inside a synchronous hypothesis test."""
-    return asyncio.run(coroutine)
+#: Fixtures are per test, and each example runs its own event loop.
+_UNCHECKED = [HealthCheck.function_scoped_fixture, HealthCheck.differing_executors]
+PROPERTY_SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=_UNCHECKED)
 
 
 def chunk_id(n: int) -> ChunkId:
@@ -114,11 +108,12 @@ class ChunkStoreCompliance(LifetimeCompliance):
 
     port = ChunkStore
 
+    def new_store(self) -> ChunkStore:
+        """An empty store, of the adapter under test."""
+        raise NotImplementedError
+
     def new_adapter(self) -> ChunkStore:
         return self.new_store()
-
-    def new_store(self) -> ChunkStore:
-        raise NotImplementedError
 
     # -- round trip, copies ----------------------------------------------------
 
@@ -396,6 +391,41 @@ class ChunkStoreCompliance(LifetimeCompliance):
         assert found(await store.search("apple 4", TENANT, k=20)) == reference_search(
             held, "apple 4", k=20
         )
+
+    async def test_removals_of_old_entries_outlive_merges_of_newer_writes_in_both_tenants(
+        self,
+    ) -> None:
+        """One large write, then many small ones that each take one of its chunks away.
+
+        The small writes' segments are merged among themselves long before
+        the large one is: the removals they carry must still cancel its
+        entries. The other tenant holds the same ids and texts, and is only
+        added to, so a removal crossing tenants would show.
+        """
+        store = self.new_store()
+        held: dict[TenantId, list[Chunk]] = {}
+        for tenant in (TENANT, OTHER_TENANT):
+            large = [
+                chunk
+                for n in range(40)
+                # Longer as `n` grows, so the chunks taken away first score best.
+                for chunk in source_chunks(
+                    f"large-{n}", "apple pear" + " filler" * n, tenant_id=tenant, first=n + 1
+                )
+            ]
+            await store.put_chunks(large)
+            held[tenant] = large
+        for n in range(30):
+            small = source_chunks(f"small-{n}", f"apple {n}", first=100 + n)
+            await store.put_chunks(small)
+            await store.delete_source(SourceId(f"large-{n}"), TENANT)
+            held[TENANT] = [c for c in held[TENANT] if c.source_id != f"large-{n}"] + small
+        for tenant in (TENANT, OTHER_TENANT):
+            for query, k in itertools.product(("apple", "pear", "apple 7 filler"), (3, 50)):
+                assert found(await store.search(query, tenant, k=k)) == reference_search(
+                    held[tenant], query, k=k
+                )
+            assert await store.count_chunks(tenant) == len(held[tenant])
 
     # -- refused input ----------------------------------------------------------------
 

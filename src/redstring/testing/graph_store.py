@@ -23,7 +23,7 @@ from redstring.domain.blocking import prefix_key
 from redstring.domain.exceptions import MissingEntityError
 from redstring.domain.ids import EntityId
 from redstring.domain.limits import MAX_DEPTH, MAX_LIMIT, MAX_NAME_LENGTH
-from redstring.ports.graph_store import GraphStore
+from redstring.ports.graph_store import GraphStore, MergedIdReader
 from redstring.ports.tenants import TenantCounter
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from redstring.testing.lifetime import StoreLifetimeCompliance
@@ -453,6 +453,38 @@ class GraphMergeCompliance:
         assert await store.resolve([c.id], TENANT) == {c.id: a.id}
         await store.unmerge_entities([b.id], TENANT)
         assert await store.resolve([c.id, b.id], TENANT) == {c.id: b.id, b.id: b.id}
+
+    async def test_merged_ids_lists_merges_of_merges_and_an_undo_takes_them_back(self) -> None:
+        store = self.new_store()
+        assert isinstance(store, MergedIdReader)
+        a, b, c, d = (make_entity(id=entity_id(n)) for n in (1, 2, 3, 4))
+        await store.upsert_entities([a, b, c, d])
+        assert await store.merged_ids(a.id, TENANT) == []
+        await store.merge_entities(b, [c.id])
+        await store.merge_entities(a, [d.id, b.id])
+        assert await store.merged_ids(a.id, TENANT) == [b.id, c.id, d.id]
+        # An id merged away has nothing resolving to it; nor has one never merged into.
+        assert await store.merged_ids(b.id, TENANT) == []
+        assert await store.merged_ids(entity_id(9), TENANT) == []
+        await store.unmerge_entities([b.id], TENANT)
+        assert await store.merged_ids(a.id, TENANT) == [d.id]
+        assert await store.merged_ids(b.id, TENANT) == [c.id]
+
+    async def test_merged_ids_never_cross_tenants_and_go_with_a_delete(self) -> None:
+        store = self.new_store()
+        assert isinstance(store, MergedIdReader)
+        mine = [make_entity(id=entity_id(n)) for n in (1, 2, 3)]
+        theirs = [make_entity(id=entity_id(n), tenant_id=OTHER_TENANT) for n in (1, 2, 3)]
+        await store.upsert_entities([*mine, *theirs])
+        await store.merge_entities(mine[0], [entity_id(2)])
+        await store.merge_entities(theirs[0], [entity_id(3)])
+        assert await store.merged_ids(entity_id(1), TENANT) == [entity_id(2)]
+        assert await store.merged_ids(entity_id(1), OTHER_TENANT) == [entity_id(3)]
+        assert await store.delete_entity(entity_id(1), TENANT) is True
+        assert await store.merged_ids(entity_id(1), TENANT) == []
+        assert await store.merged_ids(entity_id(1), OTHER_TENANT) == [entity_id(3)]
+        with pytest.raises(ValueError, match="entity_id"):
+            await store.merged_ids("not-an-id", TENANT)  # type: ignore[arg-type]
 
     async def test_a_refused_merge_changes_nothing(self) -> None:
         store = self.new_store()

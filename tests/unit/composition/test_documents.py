@@ -14,6 +14,7 @@ from redstring.composition.documents import (
     DocumentImportReport,
     chunk_id_for,
     delete_document,
+    entity_mentions,
     import_documents,
     mentioned_entities,
 )
@@ -27,6 +28,7 @@ from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.extraction.chunking import Chunk as TextChunk
 from redstring.extraction.chunking import SlidingWindowChunker
 from redstring.graph.adapters.memory import InMemoryGraphStore
+from redstring.graph.adapters.sqlite import SqliteGraphStore
 from redstring.llm.adapters.fake import FakeLlmProvider
 from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.projections import ChunkProjection, PassageVectorProjection, replay
@@ -35,7 +37,9 @@ from redstring.vector.adapters.memory import InMemoryVectorStore
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from pathlib import Path
 
+    from redstring.domain.entity import Entity
     from redstring.domain.ids import TenantId
 
 TEXT = "Ada Lovelace worked with Charles Babbage. Later, Babbage met Ada Lovelace again."
@@ -251,6 +255,86 @@ async def test_mentions_follow_a_merge_and_its_undo() -> None:
     await consolidator.undo(TENANT, merge.event_id)
     names = await mentioned_entities([chunk.id], TENANT, chunks=chunks, graph=graph)
     assert [e.id for e in names[chunk.id]] == [countess.id]
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def graph_store(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> InMemoryGraphStore | SqliteGraphStore:
+    if request.param == "memory":
+        return InMemoryGraphStore()
+    return SqliteGraphStore(tmp_path / "graph.db")
+
+
+async def test_an_entitys_mentions_take_in_those_merged_into_it_and_an_undo_splits_them(
+    graph_store: InMemoryGraphStore | SqliteGraphStore,
+) -> None:
+    graph, log, chunks = graph_store, InMemoryEventLog(), InMemoryChunkStore()
+    ada = make_entity(name="Ada Lovelace")
+    countess = make_entity(name="Countess of Lovelace")
+    augusta = make_entity(name="Augusta King")
+    await graph.upsert_entities([ada, countess, augusta])
+    text = "Ada Lovelace, the Countess of Lovelace, was born Augusta King."
+    await import_documents([document(text)], TENANT, chunks=chunks, graph=graph)
+
+    async def said(entity: EntityId) -> list[EntityId | None]:
+        found = await entity_mentions(entity, TENANT, chunks=chunks, graph=graph)
+        return [mention.entity_id for mention in found]
+
+    def ids(*entities: Entity) -> list[EntityId | None]:
+        """The ids in `mention_order`'s order: one chunk, so by `str(id)`."""
+        return sorted((entity.id for entity in entities), key=str)
+
+    assert await said(ada.id) == [ada.id]
+    consolidator = Consolidator(graph=graph, event_log=log)
+    first = await consolidator.merge(TENANT, countess.id, [augusta.id], reason="one name")
+    second = await consolidator.merge(TENANT, ada.id, [countess.id], reason="one person")
+    assert await said(ada.id) == ids(ada, countess, augusta)
+    # A merged id reads as its canonical, as graph reads do.
+    assert await said(augusta.id) == ids(ada, countess, augusta)
+    assert second.event_id is not None
+    assert first.event_id is not None
+    await consolidator.undo(TENANT, second.event_id)
+    assert await said(ada.id) == [ada.id]
+    assert await said(countess.id) == ids(countess, augusta)
+    await consolidator.undo(TENANT, first.event_id)
+    assert await said(countess.id) == [countess.id]
+    assert await said(augusta.id) == [augusta.id]
+
+
+async def test_entity_mentions_refuses_a_graph_that_cannot_list_merged_ids() -> None:
+    with pytest.raises(ValueError, match="graph"):
+        await entity_mentions(
+            make_entity().id,
+            TENANT,
+            chunks=InMemoryChunkStore(),
+            graph=object(),  # type: ignore[arg-type]
+        )
+
+
+class _PassageForm(FakeEmbeddingProvider):
+    """A fake with a passage form of its own: the hash of `"passage: " + text`."""
+
+    async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self.embed([f"passage: {text}" for text in texts])
+
+
+@pytest.mark.parametrize("form", ["passage: ", ""])
+async def test_passages_are_embedded_in_the_models_passage_form_when_it_has_one(form: str) -> None:
+    embeddings = _PassageForm(dimension=16) if form else FakeEmbeddingProvider(dimension=16)
+    chunks, vectors = InMemoryChunkStore(), InMemoryVectorStore(dimension=16)
+    await import_documents(
+        [document("Oslo is cold.")],
+        TENANT,
+        chunks=chunks,
+        embeddings=embeddings,
+        passage_vectors=vectors,
+    )
+    [chunk] = await chunks.get_source_chunks(SourceId("ada"), TENANT)
+    record = await vectors.get(EntityId(chunk.id), TENANT)
+    assert record is not None
+    [expected] = await FakeEmbeddingProvider(dimension=16).embed([form + chunk.text])
+    assert list(record.vector) == expected
 
 
 async def test_deleting_an_entity_through_the_log_drops_its_mentions_on_replay_too() -> None:

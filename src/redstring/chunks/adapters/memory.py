@@ -28,7 +28,7 @@ from redstring.domain.chunk import (
     scored_chunk,
 )
 from redstring.domain.exceptions import MissingChunkError
-from redstring.ports.chunk_store import ChunkStoreBase
+from redstring.ports.chunk_store import ChunkSearch, ChunkStoreBase, MentionTargets
 from redstring.ports.lifetime import AsyncClosable
 
 if TYPE_CHECKING:
@@ -223,13 +223,8 @@ class InMemoryChunkStore(AsyncClosable, ChunkStoreBase):
             if chunk is not None
         ]
 
-    async def _search(
-        self,
-        terms: list[str],
-        tenant_id: TenantId,
-        k: int,
-        source_ids: frozenset[SourceId] | None,
-    ) -> list[ScoredChunk]:
+    async def _search(self, search: ChunkSearch, tenant_id: TenantId) -> list[ScoredChunk]:
+        terms, k, source_ids = search
         tenant = self._tenant(tenant_id)
         if tenant is None or not tenant.chunk_count:
             return []
@@ -292,18 +287,13 @@ class InMemoryChunkStore(AsyncClosable, ChunkStoreBase):
             tenant.mentions_by_chunk.setdefault(mention.chunk_id, set()).add(mention)
             tenant.mentions_by_target.setdefault(_target(mention), set()).add(mention)
 
-    async def _mentions_of(
-        self,
-        tenant_id: TenantId,
-        entity_ids: frozenset[UUID],
-        relationship_ids: frozenset[UUID],
-    ) -> list[Mention]:
+    async def _mentions_of(self, targets: MentionTargets, tenant_id: TenantId) -> list[Mention]:
         tenant = self._tenant(tenant_id)
         if tenant is None:
             return []
         return [
             mention
-            for key in _targets(entity_ids, relationship_ids)
+            for key in _targets(*targets)
             for mention in tenant.mentions_by_target.get(key, ())
         ]
 
@@ -317,17 +307,12 @@ class InMemoryChunkStore(AsyncClosable, ChunkStoreBase):
             for mention in tenant.mentions_by_chunk.get(chunk_id, ())  # type: ignore[call-overload]
         ]
 
-    async def _delete_mentions_of(
-        self,
-        tenant_id: TenantId,
-        entity_ids: frozenset[UUID],
-        relationship_ids: frozenset[UUID],
-    ) -> int:
+    async def _delete_mentions_of(self, targets: MentionTargets, tenant_id: TenantId) -> int:
         tenant = self._tenant(tenant_id)
         if tenant is None:
             return 0
         removed = 0
-        for key in _targets(entity_ids, relationship_ids):
+        for key in _targets(*targets):
             for mention in tenant.mentions_by_target.pop(key, ()):
                 held = tenant.mentions_by_chunk[mention.chunk_id]
                 held.discard(mention)

@@ -4,7 +4,7 @@ Tables, in the adapter's schema (`redstring` unless told otherwise), laid
 out as the SQLite store's (ADR 0062):
 
 - `chunk_tenants`: per tenant, its BM25 statistics and its next slot and
-  segment number. A write locks its tenants' rows, so writes to one tenant
+  write number. A write locks its tenants' rows, so writes to one tenant
   take turns.
 - `chunk_chunks`: one row per `(tenant_id, chunk_id)`, with its slot.
 - `chunk_terms` and `chunk_postings`: per term, its document frequency and
@@ -22,120 +22,72 @@ import json
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
-import numpy as np
-
-from redstring.chunks.postings import (
-    PostingCache,
-    PostingChanges,
-    SegmentPlan,
-    live_entries,
-    merged,
-)
-from redstring.chunks.scoring import best_slots, rank_slots, term_weights
-from redstring.domain.bm25 import idf
+from redstring.chunks import postings as shared
+from redstring.chunks.postings import PostingChanges, SegmentPlan
+from redstring.chunks.scoring import best_slots
 from redstring.domain.chunk import (
     Chunk,
     Mention,
     ScoredChunk,
-    check_mention_span,
     scored_chunk,
-    trusted_chunk,
 )
-from redstring.domain.exceptions import MissingChunkError
-from redstring.domain.ids import ChunkId, EntityId, RelationshipId, SourceId, TenantId
-from redstring.ports.chunk_store import ChunkStoreBase
+from redstring.ports.chunk_store import ChunkSearch, ChunkStoreBase, MentionTargets
 from redstring.ports.lifetime import AsyncClosable
 from redstring.storage.adapters.postgres import (
     DEFAULT_POOL_SIZE,
     DEFAULT_SCHEMA,
     Connection,
-    PostgresClient,
     asyncpg,
+    client_for,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-#: The layout this module reads and writes, recorded in the schema's `meta` table.
-SCHEMA_VERSION: Final = 1
+    from redstring.domain.ids import ChunkId, SourceId, TenantId
+    from redstring.storage.adapters.postgres import PostgresClient
+
 _COMPONENT: Final = "chunk_store"
+#: The layout this module reads and writes, recorded in the schema's `meta` table.
+SCHEMA_VERSION: Final = 2
 
 _TABLES: Final = (
-    """CREATE TABLE {schema}.chunk_tenants (
-        tenant_id uuid PRIMARY KEY,
-        chunk_count bigint NOT NULL,
-        total_length bigint NOT NULL,
-        next_slot bigint NOT NULL,
-        next_segment bigint NOT NULL
-    )""",
-    """CREATE TABLE {schema}.chunk_chunks (
-        tenant_id uuid NOT NULL,
-        chunk_id uuid NOT NULL,
-        slot integer NOT NULL,
-        source_id text NOT NULL,
-        ordinal integer NOT NULL,
-        start integer NOT NULL,
-        "end" integer NOT NULL,
-        length integer NOT NULL,
-        text text NOT NULL,
-        metadata text NOT NULL,
-        PRIMARY KEY (tenant_id, chunk_id),
-        UNIQUE (tenant_id, slot)
-    )""",
+    "CREATE TABLE {schema}.chunk_tenants (tenant_id uuid PRIMARY KEY, "
+    "chunk_count bigint NOT NULL, total_length bigint NOT NULL, "
+    "next_slot bigint NOT NULL, next_write bigint NOT NULL)",
+    "CREATE TABLE {schema}.chunk_chunks (tenant_id uuid NOT NULL, chunk_id uuid NOT NULL, "
+    "slot integer NOT NULL, source_id text NOT NULL, ordinal integer NOT NULL, "
+    'start integer NOT NULL, "end" integer NOT NULL, length integer NOT NULL, '
+    "text text NOT NULL, metadata text NOT NULL, "
+    "PRIMARY KEY (tenant_id, chunk_id), UNIQUE (tenant_id, slot))",
     "CREATE INDEX chunk_chunks_by_source ON {schema}.chunk_chunks (tenant_id, source_id)",
-    """CREATE TABLE {schema}.chunk_terms (
-        tenant_id uuid NOT NULL,
-        term text NOT NULL,
-        df integer NOT NULL,
-        segments integer NOT NULL,
-        version bigint NOT NULL,
-        PRIMARY KEY (tenant_id, term)
-    )""",
-    """CREATE TABLE {schema}.chunk_postings (
-        tenant_id uuid NOT NULL,
-        term text NOT NULL,
-        segment bigint NOT NULL,
-        entries bytea NOT NULL,
-        PRIMARY KEY (tenant_id, term, segment)
-    )""",
-    """CREATE TABLE {schema}.chunk_mentions (
-        tenant_id uuid NOT NULL,
-        chunk_id uuid NOT NULL,
-        kind smallint NOT NULL,
-        target_id uuid NOT NULL,
-        start integer NOT NULL,
-        "end" integer NOT NULL,
-        PRIMARY KEY (tenant_id, chunk_id, kind, target_id, start, "end")
-    )""",
+    "CREATE TABLE {schema}.chunk_terms (tenant_id uuid NOT NULL, term text NOT NULL, "
+    "df integer NOT NULL, sizes bytea NOT NULL, version bigint NOT NULL, "
+    "PRIMARY KEY (tenant_id, term))",
+    "CREATE TABLE {schema}.chunk_postings (tenant_id uuid NOT NULL, term text NOT NULL, "
+    "position integer NOT NULL, entries bytea NOT NULL, "
+    "PRIMARY KEY (tenant_id, term, position))",
+    "CREATE TABLE {schema}.chunk_mentions (tenant_id uuid NOT NULL, chunk_id uuid NOT NULL, "
+    'kind smallint NOT NULL, target_id uuid NOT NULL, start integer NOT NULL, "end" integer '
+    'NOT NULL, PRIMARY KEY (tenant_id, chunk_id, kind, target_id, start, "end"))',
     "CREATE INDEX chunk_mentions_by_target ON {schema}.chunk_mentions (tenant_id, kind, target_id)",
 )
 _COLUMNS: Final = 'chunk_id, source_id, ordinal, start, "end", text, metadata'
+#: The mentions of a tenant (`$1`) naming an entity in `$2` or a relationship in `$3`.
+_TARGETED: Final = (
+    "tenant_id = $1 AND ((kind = 0 AND target_id = ANY($2::uuid[])) "
+    "OR (kind = 1 AND target_id = ANY($3::uuid[])))"
+)
 
 
 def _chunk(tenant_id: TenantId, row: Sequence[Any] | asyncpg.Record) -> Chunk:
-    chunk_id, source_id, ordinal, start, end, text, metadata = row
-    return trusted_chunk(
-        ChunkId(UUID(bytes=chunk_id.bytes)),
-        tenant_id,
-        SourceId(source_id),
-        ordinal,
-        text,
-        start,
-        end,
-        json.loads(metadata),
-    )
+    return shared.stored_chunk(tenant_id, UUID(bytes=row[0].bytes), list(row)[1:])
 
 
 def _mention(tenant_id: TenantId, row: asyncpg.Record) -> Mention:
-    chunk_id, kind, stored, start, end = row
-    target = UUID(bytes=stored.bytes)
-    return Mention.model_construct(
-        tenant_id=tenant_id,
-        chunk_id=ChunkId(UUID(bytes=chunk_id.bytes)),
-        entity_id=EntityId(target) if kind == 0 else None,
-        relationship_id=RelationshipId(target) if kind == 1 else None,
-        start=None if start < 0 else start,
-        end=None if end < 0 else end,
+    chunk_id, kind, target, start, end = row
+    return shared.stored_mention(
+        tenant_id, UUID(bytes=chunk_id.bytes), kind, UUID(bytes=target.bytes), start, end
     )
 
 
@@ -161,40 +113,32 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
         self,
         dsn: str | None = None,
         *,
-        pool: asyncpg.Pool | None = None,
         schema: str = DEFAULT_SCHEMA,
         pool_size: int = DEFAULT_POOL_SIZE,
+        pool: asyncpg.Pool | None = None,
         read_only: bool = False,
     ) -> None:
-        self._client = PostgresClient(
-            dsn=dsn,
-            pool=pool,
-            schema=schema,
-            pool_size=pool_size,
-            store="postgres chunk store",
-            resource=f"{type(self).__name__}(schema={schema!r})",
-            read_only=read_only,
+        connect = (dsn, pool)
+        self._client = client_for(
+            self, "postgres chunk store", connect, schema, pool_size, read_only=read_only
         )
         self._s = f'"{self._client.schema}"'
-        self._cache = PostingCache()
+        self._cache = shared.PostingCache()
         self._ready = False
 
-    def __repr__(self) -> str:
-        state = "closed" if self._closed else "open"
-        return f"{type(self).__name__}(schema={self._client.schema!r}, {state})"
-
-    def _resource_name(self) -> str:
-        return f"{type(self).__name__}(schema={self._client.schema!r})"
+    def _describe(self) -> str:
+        return f"schema={self._client.schema!r}"
 
     async def _release(self) -> None:
         self._cache.clear()
         await self._client.close()
 
     async def _prepare(self) -> PostgresClient:
+        client = self._client
         if not self._ready:
-            await self._client.ensure_tables(_COMPONENT, SCHEMA_VERSION, _TABLES)
+            await client.ensure_tables(_COMPONENT, SCHEMA_VERSION, _TABLES)
             self._ready = True
-        return self._client
+        return client
 
     # -- chunks ------------------------------------------------------------------
 
@@ -208,15 +152,14 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
                 await self._write_tenant(connection, tenant, by_tenant[tenant])
 
     async def _lock_tenant(self, connection: Connection, tenant: UUID) -> tuple[int, int]:
-        """Lock the tenant's row, creating it; its next slot and next segment."""
+        """Lock the tenant's row, creating it; its next slot and next write number."""
         s = self._s
         await connection.execute(
             f"INSERT INTO {s}.chunk_tenants VALUES ($1, 0, 0, 0, 0) ON CONFLICT DO NOTHING",
             tenant,
         )
         row = await connection.fetchrow(
-            f"SELECT next_slot, next_segment FROM {s}.chunk_tenants WHERE tenant_id = $1 "
-            "FOR UPDATE",
+            f"SELECT next_slot, next_write FROM {s}.chunk_tenants WHERE tenant_id = $1 FOR UPDATE",
             tenant,
         )
         assert row is not None
@@ -224,7 +167,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
 
     async def _write_tenant(self, connection: Connection, tenant: UUID, batch: list[Chunk]) -> None:
         s = self._s
-        first, segment = await self._lock_tenant(connection, tenant)
+        first, version = await self._lock_tenant(connection, tenant)
         replaced = await connection.fetch(
             f"SELECT chunk_id, slot, text FROM {s}.chunk_chunks WHERE tenant_id = $1 "
             "AND (source_id = ANY($2::text[]) OR chunk_id = ANY($3::uuid[]))",
@@ -254,13 +197,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
                 (
                     tenant,
                     chunk.id,
-                    slot,
-                    chunk.source_id,
-                    chunk.ordinal,
-                    chunk.start,
-                    chunk.end,
-                    length,
-                    chunk.text,
+                    *shared.chunk_columns(chunk, slot, length),
                     json.dumps(chunk.metadata),
                 )
                 for slot, chunk, length in zip(
@@ -273,7 +210,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             tenant,
             first + len(batch),
         )
-        await self._apply(connection, tenant, changes, segment)
+        await self._apply(connection, tenant, changes, version)
 
     async def _remove_chunks(
         self,
@@ -296,20 +233,20 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             )
 
     async def _apply(
-        self, connection: Connection, tenant: UUID, changes: PostingChanges, segment: int
+        self, connection: Connection, tenant: UUID, changes: PostingChanges, version: int
     ) -> None:
         """Write the statistics and postings `changes` make, in the open transaction."""
         s = self._s
         await connection.execute(
             f"UPDATE {s}.chunk_tenants SET chunk_count = chunk_count + $2, "
-            "total_length = total_length + $3, next_segment = $4 WHERE tenant_id = $1",
+            "total_length = total_length + $3, next_write = $4 WHERE tenant_id = $1",
             tenant,
             changes.count,
             changes.length,
-            segment + 1,
+            version + 1,
         )
         rows = await connection.fetch(
-            f"SELECT term, df, segments FROM {s}.chunk_terms "
+            f"SELECT term, df, sizes FROM {s}.chunk_terms "
             "WHERE tenant_id = $1 AND term = ANY($2::text[])",
             tenant,
             changes.terms(),
@@ -322,69 +259,62 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
                     tenant,
                     plan.gone,
                 )
-        if plan.kept:
-            await connection.execute(
-                f"INSERT INTO {s}.chunk_terms (tenant_id, term, df, segments, version) "
-                "SELECT $1, *, $5 FROM unnest($2::text[], $3::integer[], $4::integer[]) "
-                "ON CONFLICT (tenant_id, term) DO UPDATE "
-                "SET df = excluded.df, segments = excluded.segments, version = excluded.version",
-                tenant,
-                [row[0] for row in plan.kept],
-                [row[1] for row in plan.kept],
-                [row[2] for row in plan.kept],
-                segment,
-            )
-        appended = list(plan.appended)
-        if plan.compacted:
-            stored: dict[str, list[bytes]] = {}
+        stored: dict[str, list[bytes]] = {}
+        if plan.merges:
             for term, blob in await self._taken(connection, tenant, plan):
                 stored.setdefault(term, []).append(blob)
-            appended += [
-                (term, merged([*stored.get(term, []), changes.segment(term)]))
-                for term in plan.compacted
-            ]
-        if appended:
+        terms, segments = plan.finish(stored)
+        if terms:
+            await connection.execute(
+                f"INSERT INTO {s}.chunk_terms (tenant_id, term, df, sizes, version) "
+                "SELECT $1, *, $5 FROM unnest($2::text[], $3::integer[], $4::bytea[]) "
+                "ON CONFLICT (tenant_id, term) DO UPDATE "
+                "SET df = excluded.df, sizes = excluded.sizes, version = excluded.version",
+                tenant,
+                [row[0] for row in terms],
+                [row[1] for row in terms],
+                [row[2] for row in terms],
+                version,
+            )
+        if segments:
             await connection.copy_records_to_table(
                 "chunk_postings",
                 schema_name=self._client.schema,
-                columns=["tenant_id", "term", "segment", "entries"],
-                records=[(tenant, term, segment, blob) for term, blob in appended],
+                columns=["tenant_id", "term", "position", "entries"],
+                records=[(tenant, *segment) for segment in segments],
             )
 
     async def _taken(
         self, connection: Connection, tenant: UUID, plan: SegmentPlan
     ) -> list[tuple[str, bytes]]:
-        """Remove the segments of the terms `plan` compacts; return them, in segment order."""
+        """Remove the segments `plan` merges; return them, in position order per term."""
         rows = await connection.fetch(
-            f"WITH taken AS (DELETE FROM {self._s}.chunk_postings "
-            "WHERE tenant_id = $1 AND term = ANY($2::text[]) RETURNING term, segment, entries) "
-            "SELECT term, entries FROM taken ORDER BY term, segment",
+            f"WITH merging AS (SELECT * FROM unnest($2::text[], $3::integer[]) AS m(term, first)), "
+            f"taken AS (DELETE FROM {self._s}.chunk_postings p USING merging m "
+            "WHERE p.tenant_id = $1 AND p.term = m.term AND p.position >= m.first "
+            "RETURNING p.term, p.position, p.entries) "
+            "SELECT term, entries FROM taken ORDER BY term, position",
             tenant,
-            plan.compacted,
+            [term for term, _, _ in plan.merges],
+            [first for _, first, _ in plan.merges],
         )
         return [(row[0], row[1]) for row in rows]
 
-    async def _get_chunks(self, chunk_ids: list[ChunkId], tenant_id: TenantId) -> list[Chunk]:
+    async def _chunks_where(
+        self, condition: str, tenant_id: TenantId, value: object
+    ) -> list[Chunk]:
+        """The tenant's chunks meeting `condition` on `$2`, which `value` binds."""
         client = await self._prepare()
+        sql = f"SELECT {_COLUMNS} FROM {self._s}.chunk_chunks WHERE tenant_id = $1 AND {condition}"
         async with client.connection() as connection:
-            rows = await connection.fetch(
-                f"SELECT {_COLUMNS} FROM {self._s}.chunk_chunks "
-                "WHERE tenant_id = $1 AND chunk_id = ANY($2::uuid[])",
-                tenant_id,
-                chunk_ids,
-            )
+            rows = await connection.fetch(sql, tenant_id, value)
         return [_chunk(tenant_id, row) for row in rows]
 
+    async def _get_chunks(self, chunk_ids: list[ChunkId], tenant_id: TenantId) -> list[Chunk]:
+        return await self._chunks_where("chunk_id = ANY($2::uuid[])", tenant_id, chunk_ids)
+
     async def _get_source_chunks(self, source_id: SourceId, tenant_id: TenantId) -> list[Chunk]:
-        client = await self._prepare()
-        async with client.connection() as connection:
-            rows = await connection.fetch(
-                f"SELECT {_COLUMNS} FROM {self._s}.chunk_chunks "
-                "WHERE tenant_id = $1 AND source_id = $2",
-                tenant_id,
-                source_id,
-            )
-        return [_chunk(tenant_id, row) for row in rows]
+        return await self._chunks_where("source_id = $2", tenant_id, source_id)
 
     async def _count_chunks(self, tenant_id: TenantId) -> int:
         client = await self._prepare()
@@ -397,7 +327,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
     async def _delete_source(self, source_id: SourceId, tenant_id: TenantId) -> int:
         client = await self._prepare()
         async with client.transaction() as connection:
-            _, segment = await self._lock_tenant(connection, tenant_id)
+            _, version = await self._lock_tenant(connection, tenant_id)
             rows = await connection.fetch(
                 f"SELECT chunk_id, slot, text FROM {self._s}.chunk_chunks "
                 "WHERE tenant_id = $1 AND source_id = $2",
@@ -407,7 +337,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             if rows:
                 changes = PostingChanges()
                 await self._remove_chunks(connection, tenant_id, rows, changes)
-                await self._apply(connection, tenant_id, changes, segment)
+                await self._apply(connection, tenant_id, changes, version)
         return len(rows)
 
     async def _delete_by_tenant(self, tenant_id: TenantId) -> int:
@@ -431,13 +361,8 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
 
     # -- search ------------------------------------------------------------------
 
-    async def _search(
-        self,
-        terms: list[str],
-        tenant_id: TenantId,
-        k: int,
-        source_ids: frozenset[SourceId] | None,
-    ) -> list[ScoredChunk]:
+    async def _search(self, search: ChunkSearch, tenant_id: TenantId) -> list[ScoredChunk]:
+        terms, k, source_ids = search
         s = self._s
         client = await self._prepare()
         async with client.transaction(isolation="repeatable_read", readonly=True) as connection:
@@ -448,7 +373,6 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             )
             if tenant is None or not tenant[0]:
                 return []
-            count, total, size = (int(value) for value in tenant)
             held = {
                 row[0]: (row[1], row[2])
                 for row in await connection.fetch(
@@ -458,63 +382,36 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
                     terms,
                 )
             }
-            postings = {term: self._cache.get(tenant_id, term, held[term][1]) for term in held}
-            missing = [term for term, entries in postings.items() if entries is None]
-            if missing:
-                segments: dict[str, list[bytes]] = {}
-                for term, blob in await connection.fetch(
-                    f"SELECT term, entries FROM {s}.chunk_postings "
-                    "WHERE tenant_id = $1 AND term = ANY($2::text[]) ORDER BY term, segment",
-                    tenant_id,
-                    missing,
-                ):
-                    segments.setdefault(term, []).append(blob)
-                for term in missing:
-                    postings[term] = entries = live_entries(segments[term])
-                    self._cache.put(tenant_id, term, held[term][1], entries)
-            mean_length = total / count
-            scores = np.zeros(size, dtype=np.float64)
-            for term in terms:
-                if term not in held:
-                    continue
-                cached = postings[term]
-                assert cached is not None
-                scores[cached["slot"]] += term_weights(
-                    idf(held[term][0], count), cached["tf"], cached["length"], mean_length
-                )
+            found, missing = self._cache.split(tenant_id, held)
+            segments: dict[str, list[bytes]] = {}
+            for term, blob in await connection.fetch(
+                f"SELECT term, entries FROM {s}.chunk_postings "
+                "WHERE tenant_id = $1 AND term = ANY($2::text[]) ORDER BY term, position",
+                tenant_id,
+                missing,
+            ):
+                segments.setdefault(term, []).append(blob)
+            entries = self._cache.fill(tenant_id, held, found, segments)
+            statistics = (int(tenant[0]), int(tenant[1]), int(tenant[2]))
+            scores = shared.slot_scores(terms, held, entries, statistics)
             if source_ids is not None:
-                allowed = np.asarray(
-                    [
-                        row[0]
-                        for row in await connection.fetch(
-                            f"SELECT slot FROM {s}.chunk_chunks "
-                            "WHERE tenant_id = $1 AND source_id = ANY($2::text[])",
-                            tenant_id,
-                            sorted(source_ids),
-                        )
-                    ],
-                    dtype=np.intp,
+                allowed = await connection.fetch(
+                    f"SELECT slot FROM {s}.chunk_chunks "
+                    "WHERE tenant_id = $1 AND source_id = ANY($2::text[])",
+                    tenant_id,
+                    sorted(source_ids),
                 )
-                kept = np.zeros_like(scores)
-                kept[allowed] = scores[allowed]
-                scores = kept
-            found = best_slots(scores, k)
-            if not len(found):
-                return []
+                scores = shared.only_slots(scores, (row[0] for row in allowed))
             hits = await connection.fetch(
                 f"SELECT slot, {_COLUMNS} FROM {s}.chunk_chunks "
                 "WHERE tenant_id = $1 AND slot = ANY($2::integer[]) ORDER BY slot",
                 tenant_id,
-                found.tolist(),
+                best_slots(scores, k).tolist(),
             )
-        slots = np.asarray([row[0] for row in hits], dtype=np.intp)
-        ints = [row[1].int for row in hits]
-        high = np.asarray([value >> 64 for value in ints], dtype=np.uint64)
-        low = np.asarray([value & 0xFFFF_FFFF_FFFF_FFFF for value in ints], dtype=np.uint64)
-        order = rank_slots(scores[slots], high, low, k)
+        slots, ids = [row[0] for row in hits], [UUID(bytes=row[1].bytes) for row in hits]
         return [
-            scored_chunk(_chunk(tenant_id, list(hits[index])[1:]), float(scores[slots[index]]))
-            for index in order.tolist()
+            scored_chunk(_chunk(tenant_id, list(hits[index])[1:]), score)
+            for index, score in shared.ranked_rows(scores, slots, ids, k)
         ]
 
     # -- mentions ----------------------------------------------------------------
@@ -533,11 +430,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
                 held.update(
                     ((tenant, chunk.id), chunk) for chunk in (_chunk(tenant, row) for row in rows)
                 )
-            for index, mention in enumerate(mentions):
-                chunk = held.get((mention.tenant_id, mention.chunk_id))
-                if chunk is None:
-                    raise MissingChunkError(chunk_id=mention.chunk_id, tenant_id=mention.tenant_id)
-                check_mention_span(mention, chunk, argument=f"mentions[{index}]")
+            shared.check_mentions_held(mentions, held)
             columns = list(zip(*(_mention_row(mention) for mention in mentions), strict=True))
             await connection.execute(
                 f"INSERT INTO {self._s}.chunk_mentions "
@@ -546,22 +439,24 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
                 *columns,
             )
 
-    async def _mentions_of(
-        self,
-        tenant_id: TenantId,
-        entity_ids: frozenset[UUID],
-        relationship_ids: frozenset[UUID],
-    ) -> list[Mention]:
+    async def _mentions_fetch(
+        self, statement: str, targets: MentionTargets, tenant_id: TenantId, *rest: object
+    ) -> list[asyncpg.Record]:
+        """`statement` (its `{}` the table, `$2` and `$3` the targets' ids) run once."""
         client = await self._prepare()
+        sql = statement.format(f"{self._s}.chunk_mentions")
         async with client.connection() as connection:
-            rows = await connection.fetch(
-                f'SELECT chunk_id, kind, target_id, start, "end" FROM {self._s}.chunk_mentions '
-                "WHERE tenant_id = $1 AND ((kind = 0 AND target_id = ANY($2::uuid[])) "
-                "OR (kind = 1 AND target_id = ANY($3::uuid[])))",
-                tenant_id,
-                list(entity_ids),
-                list(relationship_ids),
-            )
+            return await connection.fetch(sql, tenant_id, *rest)
+
+    async def _mentions_of(self, targets: MentionTargets, tenant_id: TenantId) -> list[Mention]:
+        entities, relationships = (list(ids) for ids in targets)
+        rows = await self._mentions_fetch(
+            f'SELECT chunk_id, kind, target_id, start, "end" FROM {{}} WHERE {_TARGETED}',
+            targets,
+            tenant_id,
+            entities,
+            relationships,
+        )
         return [_mention(tenant_id, row) for row in rows]
 
     async def _mentions_in(self, chunk_ids: frozenset[UUID], tenant_id: TenantId) -> list[Mention]:
@@ -575,35 +470,14 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             )
         return [_mention(tenant_id, row) for row in rows]
 
-    async def _delete_mentions_of(
-        self,
-        tenant_id: TenantId,
-        entity_ids: frozenset[UUID],
-        relationship_ids: frozenset[UUID],
-    ) -> int:
-        client = await self._prepare()
-        async with client.connection() as connection:
-            rows = await connection.fetch(
-                f"DELETE FROM {self._s}.chunk_mentions WHERE tenant_id = $1 AND "
-                "((kind = 0 AND target_id = ANY($2::uuid[])) "
-                "OR (kind = 1 AND target_id = ANY($3::uuid[]))) RETURNING 1",
-                tenant_id,
-                list(entity_ids),
-                list(relationship_ids),
-            )
-        return len(rows)
+    async def _delete_mentions_of(self, targets: MentionTargets, tenant_id: TenantId) -> int:
+        ids = [list(each) for each in targets]
+        sql = f"DELETE FROM {{}} WHERE {_TARGETED} RETURNING 1"
+        return len(await self._mentions_fetch(sql, targets, tenant_id, *ids))
 
 
 def _mention_row(mention: Mention) -> tuple[UUID, UUID, int, UUID, int, int]:
-    kind, target = (
-        (0, mention.entity_id) if mention.entity_id is not None else (1, mention.relationship_id)
-    )
-    assert target is not None
-    return (
-        mention.tenant_id,
-        mention.chunk_id,
-        kind,
-        target,
-        -1 if mention.start is None else mention.start,
-        -1 if mention.end is None else mention.end,
-    )
+    kind, target = shared.mention_target(mention)
+    start = -1 if mention.start is None else mention.start
+    end = -1 if mention.end is None else mention.end
+    return (mention.tenant_id, mention.chunk_id, kind, target, start, end)

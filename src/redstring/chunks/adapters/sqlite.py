@@ -6,13 +6,14 @@ stores and the event log may keep theirs in the same file:
 
 - `chunks_meta`: the schema version, as the row `('schema_version', '1')`.
 - `chunks_tenants`: per tenant, the BM25 statistics (chunk count, total
-  length in terms) and the next free slot and segment number.
+  length in terms) and the next free slot and write number.
 - `chunks_chunks`: one row per `(tenant_id, chunk_id)`: its slot, source,
   ordinal, offsets, length in terms, text and metadata (JSON).
-- `chunks_terms`: per `(tenant_id, term)`, its document frequency and how
-  many posting segments it has.
-- `chunks_postings`: per `(tenant_id, term, segment)`, a blob of
-  `redstring.chunks.postings` entries.
+- `chunks_terms`: per `(tenant_id, term)`, its document frequency, the
+  sizes of its posting segments and the number of the write that last
+  changed it.
+- `chunks_postings`: per `(tenant_id, term, position)`, a blob of
+  `redstring.chunks.postings` entries; positions count from the oldest.
 - `chunks_mentions`: one row per mention.
 
 Every write is one transaction holding the write lock, statistics included,
@@ -25,123 +26,92 @@ from __future__ import annotations
 
 import json
 import os  # noqa: TC003 - the public surface test resolves the signature at runtime
+from functools import partial
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
-
-import numpy as np
 
 from redstring.chunks.postings import (
     PostingCache,
     PostingChanges,
     SegmentPlan,
-    live_entries,
-    merged,
+    check_mentions_held,
+    chunk_columns,
+    mention_target,
+    only_slots,
+    ranked_rows,
+    slot_scores,
+    stored_chunk,
+    stored_mention,
 )
-from redstring.chunks.scoring import best_slots, rank_slots, term_weights
-from redstring.domain.bm25 import idf
+from redstring.chunks.scoring import best_slots
 from redstring.domain.chunk import (
     Chunk,
     Mention,
     ScoredChunk,
-    check_mention_span,
     scored_chunk,
-    trusted_chunk,
 )
-from redstring.domain.exceptions import MissingChunkError, StoreError
-from redstring.domain.ids import ChunkId, EntityId, RelationshipId, SourceId, TenantId
+from redstring.domain.exceptions import StoreError
+from redstring.domain.ids import ChunkId, SourceId, TenantId
 from redstring.domain.validation import check_path
-from redstring.ports.chunk_store import ChunkStoreBase
+from redstring.ports.chunk_store import ChunkSearch, ChunkStoreBase, MentionTargets
 from redstring.ports.lifetime import AsyncClosable
-from redstring.storage.adapters.sqlite import SqliteWorker, read_transaction, write_transaction
+from redstring.storage.adapters.sqlite import (
+    SqliteWorker,
+    ensure_schema,
+    read_transaction,
+    write_transaction,
+)
 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterable, Sequence
 
 #: The schema this module reads and writes, recorded in `chunks_meta`.
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 #: How many values one `IN (...)` list binds at most.
 _BATCH: Final = 900
 
 _SCHEMA: Final = (
-    """CREATE TABLE IF NOT EXISTS chunks_tenants (
-        tenant_id TEXT PRIMARY KEY,
-        chunk_count INTEGER NOT NULL,
-        total_length INTEGER NOT NULL,
-        next_slot INTEGER NOT NULL,
-        next_segment INTEGER NOT NULL
-    )""",
-    """CREATE TABLE IF NOT EXISTS chunks_chunks (
-        tenant_id TEXT NOT NULL,
-        chunk_id TEXT NOT NULL,
-        slot INTEGER NOT NULL,
-        source_id TEXT NOT NULL,
-        ordinal INTEGER NOT NULL,
-        start INTEGER NOT NULL,
-        "end" INTEGER NOT NULL,
-        length INTEGER NOT NULL,
-        text TEXT NOT NULL,
-        metadata TEXT NOT NULL,
-        PRIMARY KEY (tenant_id, chunk_id)
-    ) WITHOUT ROWID""",
+    "CREATE TABLE IF NOT EXISTS chunks_tenants (tenant_id TEXT PRIMARY KEY, "
+    "chunk_count INTEGER NOT NULL, total_length INTEGER NOT NULL, "
+    "next_slot INTEGER NOT NULL, next_write INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS chunks_chunks (tenant_id TEXT NOT NULL, chunk_id TEXT NOT NULL, "
+    "slot INTEGER NOT NULL, source_id TEXT NOT NULL, ordinal INTEGER NOT NULL, "
+    'start INTEGER NOT NULL, "end" INTEGER NOT NULL, length INTEGER NOT NULL, '
+    "text TEXT NOT NULL, metadata TEXT NOT NULL, "
+    "PRIMARY KEY (tenant_id, chunk_id)) WITHOUT ROWID",
     "CREATE UNIQUE INDEX IF NOT EXISTS chunks_by_slot ON chunks_chunks (tenant_id, slot)",
     "CREATE INDEX IF NOT EXISTS chunks_by_source ON chunks_chunks (tenant_id, source_id)",
-    """CREATE TABLE IF NOT EXISTS chunks_terms (
-        tenant_id TEXT NOT NULL,
-        term TEXT NOT NULL,
-        df INTEGER NOT NULL,
-        segments INTEGER NOT NULL,
-        version INTEGER NOT NULL,
-        PRIMARY KEY (tenant_id, term)
-    ) WITHOUT ROWID""",
-    """CREATE TABLE IF NOT EXISTS chunks_postings (
-        tenant_id TEXT NOT NULL,
-        term TEXT NOT NULL,
-        segment INTEGER NOT NULL,
-        entries BLOB NOT NULL,
-        PRIMARY KEY (tenant_id, term, segment)
-    ) WITHOUT ROWID""",
-    """CREATE TABLE IF NOT EXISTS chunks_mentions (
-        tenant_id TEXT NOT NULL,
-        chunk_id TEXT NOT NULL,
-        kind INTEGER NOT NULL,
-        target_id TEXT NOT NULL,
-        start INTEGER NOT NULL,
-        "end" INTEGER NOT NULL,
-        PRIMARY KEY (tenant_id, chunk_id, kind, target_id, start, "end")
-    ) WITHOUT ROWID""",
+    "CREATE TABLE IF NOT EXISTS chunks_terms (tenant_id TEXT NOT NULL, term TEXT NOT NULL, "
+    "df INTEGER NOT NULL, sizes BLOB NOT NULL, version INTEGER NOT NULL, "
+    "PRIMARY KEY (tenant_id, term)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS chunks_postings (tenant_id TEXT NOT NULL, term TEXT NOT NULL, "
+    "position INTEGER NOT NULL, entries BLOB NOT NULL, "
+    "PRIMARY KEY (tenant_id, term, position)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS chunks_mentions (tenant_id TEXT NOT NULL, "
+    "chunk_id TEXT NOT NULL, kind INTEGER NOT NULL, target_id TEXT NOT NULL, "
+    'start INTEGER NOT NULL, "end" INTEGER NOT NULL, '
+    'PRIMARY KEY (tenant_id, chunk_id, kind, target_id, start, "end")) WITHOUT ROWID',
     "CREATE INDEX IF NOT EXISTS chunks_mentions_by_target "
     "ON chunks_mentions (tenant_id, kind, target_id)",
 )
 _COLUMNS: Final = 'chunk_id, source_id, ordinal, start, "end", text, metadata'
 
 
-def _ensure_schema(connection: sqlite3.Connection, store: str) -> None:
-    """Create the tables on first use; refuse a schema version this code does not know.
+#: How `ensure_schema` creates and checks the chunk tables.
+_SCHEMA_RULE: Final[dict[str, Any]] = {
+    "meta_schema": "CREATE TABLE IF NOT EXISTS chunks_meta (name TEXT PRIMARY KEY, value TEXT)",
+    "meta_table": "chunks_meta",
+    "version": SCHEMA_VERSION,
+    "statements": _SCHEMA,
+    "what": "chunk store",
+}
 
-    Checked under the write lock, so two processes opening a new file create
-    the tables once.
-    """
-    with write_transaction(connection):
-        connection.execute(
-            "CREATE TABLE IF NOT EXISTS chunks_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
-        )
-        version = _schema_version(connection)
-        if version is None:
-            for statement in _SCHEMA:
-                connection.execute(statement)
-            connection.execute(
-                "INSERT INTO chunks_meta (name, value) VALUES ('schema_version', ?)",
-                (str(SCHEMA_VERSION),),
-            )
-        elif version != SCHEMA_VERSION:
-            newer = " (written by a newer redstring)" if version > SCHEMA_VERSION else ""
-            raise StoreError(
-                store=store,
-                reason=f"the file holds chunk store schema version {version}{newer}; "
-                f"this redstring reads only version {SCHEMA_VERSION}",
-            )
+
+def _ensure_schema(connection: sqlite3.Connection, store: str) -> None:
+    """Create the tables on first use; refuse a schema version this code does not know."""
+    ensure_schema(connection, store=store, **_SCHEMA_RULE)
 
 
 def _check_schema(connection: sqlite3.Connection, store: str) -> None:
@@ -189,44 +159,19 @@ def _select_in(
 
 
 def _chunk(tenant_id: TenantId, row: Sequence[Any]) -> Chunk:
-    chunk_id, source_id, ordinal, start, end, text, metadata = row
-    return trusted_chunk(
-        ChunkId(UUID(chunk_id)),
-        tenant_id,
-        SourceId(source_id),
-        ordinal,
-        text,
-        start,
-        end,
-        json.loads(metadata),
-    )
+    return stored_chunk(tenant_id, UUID(row[0]), row[1:])
 
 
 def _mention(tenant_id: TenantId, row: Sequence[Any]) -> Mention:
-    chunk_id, kind, target_id, start, end = row
-    target = UUID(target_id)
-    return Mention.model_construct(
-        tenant_id=tenant_id,
-        chunk_id=ChunkId(UUID(chunk_id)),
-        entity_id=EntityId(target) if kind == 0 else None,
-        relationship_id=RelationshipId(target) if kind == 1 else None,
-        start=None if start < 0 else start,
-        end=None if end < 0 else end,
-    )
+    chunk_id, kind, target, start, end = row
+    return stored_mention(tenant_id, UUID(chunk_id), kind, UUID(target), start, end)
 
 
 def _mention_row(mention: Mention) -> tuple[str, str, int, str, int, int]:
-    kind, target = (
-        (0, mention.entity_id) if mention.entity_id is not None else (1, mention.relationship_id)
-    )
-    return (
-        str(mention.tenant_id),
-        str(mention.chunk_id),
-        kind,
-        str(target),
-        -1 if mention.start is None else mention.start,
-        -1 if mention.end is None else mention.end,
-    )
+    kind, target = mention_target(mention)
+    start = -1 if mention.start is None else mention.start
+    end = -1 if mention.end is None else mention.end
+    return (str(mention.tenant_id), str(mention.chunk_id), kind, str(target), start, end)
 
 
 def _remove_chunks(
@@ -246,55 +191,56 @@ def _remove_chunks(
 def _apply(connection: sqlite3.Connection, tenant: str, changes: PostingChanges) -> None:
     """Write the statistics and postings `changes` make, in the open transaction."""
     row = connection.execute(
-        "SELECT chunk_count, total_length, next_segment FROM chunks_tenants WHERE tenant_id = ?",
+        "SELECT chunk_count, total_length, next_write FROM chunks_tenants WHERE tenant_id = ?",
         (tenant,),
     ).fetchone()
-    count, length, segment = row
+    count, length, version = row
     connection.execute(
-        "UPDATE chunks_tenants SET chunk_count = ?, total_length = ?, next_segment = ? "
+        "UPDATE chunks_tenants SET chunk_count = ?, total_length = ?, next_write = ? "
         "WHERE tenant_id = ?",
-        (count + changes.count, length + changes.length, segment + 1, tenant),
+        (count + changes.count, length + changes.length, version + 1, tenant),
     )
-    terms = changes.terms()
     held = {
-        term: (df, segments)
-        for term, df, segments in _select_in(
+        term: (df, sizes)
+        for term, df, sizes in _select_in(
             connection,
-            "SELECT term, df, segments FROM chunks_terms WHERE tenant_id = ? AND term IN ({})",
+            "SELECT term, df, sizes FROM chunks_terms WHERE tenant_id = ? AND term IN ({})",
             (tenant,),
-            terms,
+            changes.terms(),
         )
     }
     plan = SegmentPlan(changes, held)
     gone = [(tenant, term) for term in plan.gone]
     connection.executemany("DELETE FROM chunks_terms WHERE tenant_id = ? AND term = ?", gone)
     connection.executemany("DELETE FROM chunks_postings WHERE tenant_id = ? AND term = ?", gone)
-    connection.executemany(
-        "INSERT OR REPLACE INTO chunks_terms (tenant_id, term, df, segments, version) "
-        "VALUES (?, ?, ?, ?, ?)",
-        [(tenant, *row, segment) for row in plan.kept],
-    )
-    appended = [(tenant, term, segment, blob) for term, blob in plan.appended]
     stored: dict[str, list[bytes]] = {}
-    for term, blob in _select_in(
+    first = {term: start for term, start, _ in plan.merges}
+    for term, position, blob in _select_in(
         connection,
-        "SELECT term, entries FROM chunks_postings WHERE tenant_id = ? AND term IN ({}) "
-        "ORDER BY term, segment",
+        "SELECT term, position, entries FROM chunks_postings WHERE tenant_id = ? "
+        "AND term IN ({}) ORDER BY term, position",
         (tenant,),
-        plan.compacted,
+        first,
     ):
-        stored.setdefault(term, []).append(blob)
+        # Read whole, in batches of terms: cheaper than one range read per term.
+        if position >= first[term]:
+            stored.setdefault(term, []).append(blob)
     connection.executemany(
-        "DELETE FROM chunks_postings WHERE tenant_id = ? AND term = ?",
-        [(tenant, term) for term in plan.compacted],
+        "DELETE FROM chunks_postings WHERE tenant_id = ? AND term = ? AND position >= ?",
+        [(tenant, term, first) for term, first, _ in plan.merges],
     )
-    appended += [
-        (tenant, term, segment, merged([*stored.get(term, []), changes.segment(term)]))
-        for term in plan.compacted
-    ]
+    rows, segments = plan.finish(stored)
+    # The tenant (a UUID's text) and the write number are the same in every row, and
+    # written into the statements, so the plan's rows bind as they are.
     connection.executemany(
-        "INSERT INTO chunks_postings (tenant_id, term, segment, entries) VALUES (?, ?, ?, ?)",
-        appended,
+        "INSERT OR REPLACE INTO chunks_terms (tenant_id, term, df, sizes, version) "
+        f"VALUES ('{UUID(tenant)}', ?, ?, ?, {int(version)})",
+        rows,
+    )
+    connection.executemany(
+        "INSERT INTO chunks_postings (tenant_id, term, position, entries) "
+        f"VALUES ('{UUID(tenant)}', ?, ?, ?)",
+        segments,
     )
 
 
@@ -320,23 +266,19 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
         if not isinstance(read_only, bool):
             raise ValueError(f"read_only must be a bool, got {read_only!r}")
         self._path = check_path(path)
-        self._store = f"sqlite chunk store {self._path}"
-        setup = _check_schema if read_only else _ensure_schema
+        self._cache = PostingCache()
+        store = self._store = f"sqlite chunk store {self._path}"
+        setup = partial(_check_schema if read_only else _ensure_schema, store=store)
         self._worker = SqliteWorker(
             self._path,
-            store=self._store,
+            store=store,
             resource=self._resource_name(),
-            setup=lambda connection: setup(connection, self._store),
+            setup=setup,
             read_only=read_only,
         )
-        self._cache = PostingCache()
 
-    def __repr__(self) -> str:
-        state = "closed" if self._closed else "open"
-        return f"{type(self).__name__}({self._path!r}, {state})"
-
-    def _resource_name(self) -> str:
-        return f"{type(self).__name__}({self._path!r})"
+    def _describe(self) -> str:
+        return repr(self._path)
 
     async def _release(self) -> None:
         self._cache.clear()
@@ -369,7 +311,7 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
     ) -> None:
         connection.execute(
             "INSERT OR IGNORE INTO chunks_tenants "
-            "(tenant_id, chunk_count, total_length, next_slot, next_segment) "
+            "(tenant_id, chunk_count, total_length, next_slot, next_write) "
             "VALUES (?, 0, 0, 0, 0)",
             (tenant,),
         )
@@ -400,18 +342,7 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
         ).fetchone()
         lengths = changes.add_batch(first, [chunk.text for chunk in batch])
         rows = [
-            (
-                tenant,
-                str(chunk.id),
-                slot,
-                chunk.source_id,
-                chunk.ordinal,
-                chunk.start,
-                chunk.end,
-                length,
-                chunk.text,
-                metadata[id(chunk)],
-            )
+            (tenant, str(chunk.id), *chunk_columns(chunk, slot, length), metadata[id(chunk)])
             for slot, chunk, length in zip(
                 range(first, first + len(batch)), batch, lengths, strict=True
             )
@@ -500,40 +431,28 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
 
     # -- search ------------------------------------------------------------------
 
-    async def _search(
-        self,
-        terms: list[str],
-        tenant_id: TenantId,
-        k: int,
-        source_ids: frozenset[SourceId] | None,
-    ) -> list[ScoredChunk]:
-        tenant = str(tenant_id)
-
+    async def _search(self, search: ChunkSearch, tenant_id: TenantId) -> list[ScoredChunk]:
         def read(connection: sqlite3.Connection) -> list[ScoredChunk]:
             with read_transaction(connection):
-                return self._ranked(
-                    connection, tenant, tenant_id, terms, k, source_ids, self._cache
-                )
+                return self._ranked(connection, tenant_id, search, self._cache)
 
         return await self._run(read)
 
     @staticmethod
     def _ranked(
         connection: sqlite3.Connection,
-        tenant: str,
         tenant_id: TenantId,
-        terms: list[str],
-        k: int,
-        source_ids: frozenset[SourceId] | None,
+        search: ChunkSearch,
         cache: PostingCache,
     ) -> list[ScoredChunk]:
-        row = connection.execute(
+        terms, k, source_ids = search
+        tenant = str(tenant_id)
+        statistics = connection.execute(
             "SELECT chunk_count, total_length, next_slot FROM chunks_tenants WHERE tenant_id = ?",
             (tenant,),
         ).fetchone()
-        if row is None or not row[0]:
+        if statistics is None or not statistics[0]:
             return []
-        count, total, size = row
         held = {
             term: (df, version)
             for term, df, version in connection.execute(
@@ -544,78 +463,48 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
         }
         if not held:
             return []
-        postings = {term: cache.get(tenant, term, held[term][1]) for term in held}
-        missing = [term for term, entries in postings.items() if entries is None]
-        if missing:
-            segments: dict[str, list[bytes]] = {}
-            for term, blob in connection.execute(
-                f"SELECT term, entries FROM chunks_postings WHERE tenant_id = ? AND term IN "
-                f"({_marks(len(missing))}) ORDER BY term, segment",
-                [tenant, *missing],
-            ):
-                segments.setdefault(term, []).append(blob)
-            for term in missing:
-                postings[term] = entries = live_entries(segments[term])
-                cache.put(tenant, term, held[term][1], entries)
-        mean_length = total / count
-        scores = np.zeros(size, dtype=np.float64)
-        for term in terms:
-            if term not in held:
-                continue
-            frequency = held[term][0]
-            cached = postings[term]
-            assert cached is not None
-            slots = cached["slot"]
-            scores[slots] += term_weights(
-                idf(frequency, count), cached["tf"], cached["length"], mean_length
-            )
+        found, missing = cache.split(tenant, held)
+        segments: dict[str, list[bytes]] = {}
+        for term, blob in connection.execute(
+            f"SELECT term, entries FROM chunks_postings WHERE tenant_id = ? AND term IN "
+            f"({_marks(len(missing))}) ORDER BY term, position",
+            [tenant, *missing],
+        ):
+            segments.setdefault(term, []).append(blob)
+        postings = cache.fill(tenant, held, found, segments)
+        scores = slot_scores(terms, held, postings, statistics)
         if source_ids is not None:
-            allowed = np.asarray(
-                [
-                    slot
-                    for (slot,) in _select_in(
-                        connection,
-                        "SELECT slot FROM chunks_chunks WHERE tenant_id = ? AND source_id IN ({})",
-                        (tenant,),
-                        sorted(source_ids),
-                    )
-                ],
-                dtype=np.intp,
+            allowed = _select_in(
+                connection,
+                "SELECT slot FROM chunks_chunks WHERE tenant_id = ? AND source_id IN ({})",
+                (tenant,),
+                sorted(source_ids),
             )
-            kept = np.zeros_like(scores)
-            kept[allowed] = scores[allowed]
-            scores = kept
-        found = best_slots(scores, k)
+            scores = only_slots(scores, (slot for (slot,) in allowed))
         rows = _select_in(
             connection,
             f"SELECT slot, {_COLUMNS} FROM chunks_chunks INDEXED BY chunks_by_slot "
             f"WHERE tenant_id = ? AND slot IN ({{}})",
             (tenant,),
-            found.tolist(),
+            best_slots(scores, k).tolist(),
         )
         rows.sort(key=lambda row: row[0])
-        slots = np.asarray([row[0] for row in rows], dtype=np.intp)
-        ints = [UUID(row[1]).int for row in rows]
-        high = np.asarray([value >> 64 for value in ints], dtype=np.uint64)
-        low = np.asarray([value & 0xFFFF_FFFF_FFFF_FFFF for value in ints], dtype=np.uint64)
-        order = rank_slots(scores[slots], high, low, k)
-        return [
-            scored_chunk(_chunk(tenant_id, rows[index][1:]), float(scores[slots[index]]))
-            for index in order.tolist()
-        ]
+        ranked = ranked_rows(scores, [row[0] for row in rows], [UUID(row[1]) for row in rows], k)
+        return [scored_chunk(_chunk(tenant_id, rows[index][1:]), score) for index, score in ranked]
 
     # -- mentions ----------------------------------------------------------------
 
     async def _put_mentions(self, mentions: list[Mention]) -> None:
         def write(connection: sqlite3.Connection) -> None:
             with write_transaction(connection):
-                lengths: dict[tuple[str, str], Chunk] = {}
+                held: dict[tuple[UUID, UUID], Chunk] = {}
                 for tenant in {str(mention.tenant_id) for mention in mentions}:
                     wanted = {
                         str(mention.chunk_id)
                         for mention in mentions
                         if str(mention.tenant_id) == tenant
                     }
+                    tenant_id = TenantId(UUID(tenant))
                     for row in _select_in(
                         connection,
                         f"SELECT {_COLUMNS} FROM chunks_chunks WHERE tenant_id = ? "
@@ -623,14 +512,9 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
                         (tenant,),
                         sorted(wanted),
                     ):
-                        lengths[(tenant, row[0])] = _chunk(TenantId(UUID(tenant)), row)
-                for index, mention in enumerate(mentions):
-                    chunk = lengths.get((str(mention.tenant_id), str(mention.chunk_id)))
-                    if chunk is None:
-                        raise MissingChunkError(
-                            chunk_id=mention.chunk_id, tenant_id=mention.tenant_id
-                        )
-                    check_mention_span(mention, chunk, argument=f"mentions[{index}]")
+                        chunk = _chunk(tenant_id, row)
+                        held[(tenant_id, chunk.id)] = chunk
+                check_mentions_held(mentions, held)
                 connection.executemany(
                     "INSERT OR IGNORE INTO chunks_mentions "
                     '(tenant_id, chunk_id, kind, target_id, start, "end") '
@@ -641,31 +525,23 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
         await self._run(write)
 
     @staticmethod
-    def _targets(
-        entity_ids: frozenset[UUID], relationship_ids: frozenset[UUID]
-    ) -> list[tuple[int, str]]:
-        return [(0, str(each)) for each in entity_ids] + [
-            (1, str(each)) for each in relationship_ids
+    def _keys(tenant_id: TenantId, targets: MentionTargets) -> list[tuple[str, int, str]]:
+        """The `(tenant_id, kind, target_id)` keys of the targets' mention rows."""
+        tenant, (entities, relationships) = str(tenant_id), targets
+        return [(tenant, 0, str(each)) for each in entities] + [
+            (tenant, 1, str(each)) for each in relationships
         ]
 
-    async def _mentions_of(
-        self,
-        tenant_id: TenantId,
-        entity_ids: frozenset[UUID],
-        relationship_ids: frozenset[UUID],
-    ) -> list[Mention]:
-        tenant = str(tenant_id)
-        targets = self._targets(entity_ids, relationship_ids)
+    async def _mentions_of(self, targets: MentionTargets, tenant_id: TenantId) -> list[Mention]:
+        keys = self._keys(tenant_id, targets)
+        sql = (
+            'SELECT chunk_id, kind, target_id, start, "end" FROM chunks_mentions '
+            "WHERE tenant_id = ? AND kind = ? AND target_id = ?"
+        )
 
         def read(connection: sqlite3.Connection) -> list[Mention]:
             with read_transaction(connection):
-                rows = []
-                for kind, target in targets:
-                    rows += connection.execute(
-                        'SELECT chunk_id, kind, target_id, start, "end" FROM chunks_mentions '
-                        "WHERE tenant_id = ? AND kind = ? AND target_id = ?",
-                        (tenant, kind, target),
-                    ).fetchall()
+                rows = [row for key in keys for row in connection.execute(sql, key).fetchall()]
             return [_mention(tenant_id, row) for row in rows]
 
         return await self._run(read)
@@ -684,24 +560,12 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
 
         return await self._run(read)
 
-    async def _delete_mentions_of(
-        self,
-        tenant_id: TenantId,
-        entity_ids: frozenset[UUID],
-        relationship_ids: frozenset[UUID],
-    ) -> int:
-        tenant = str(tenant_id)
-        targets = self._targets(entity_ids, relationship_ids)
+    async def _delete_mentions_of(self, targets: MentionTargets, tenant_id: TenantId) -> int:
+        keys = self._keys(tenant_id, targets)
+        sql = "DELETE FROM chunks_mentions WHERE tenant_id = ? AND kind = ? AND target_id = ?"
 
         def write(connection: sqlite3.Connection) -> int:
-            removed = 0
             with write_transaction(connection):
-                for kind, target in targets:
-                    removed += connection.execute(
-                        "DELETE FROM chunks_mentions WHERE tenant_id = ? AND kind = ? "
-                        "AND target_id = ?",
-                        (tenant, kind, target),
-                    ).rowcount
-            return removed
+                return sum(connection.execute(sql, key).rowcount for key in keys)
 
         return await self._run(write)

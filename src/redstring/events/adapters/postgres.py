@@ -32,6 +32,7 @@ from redstring.storage.adapters.postgres import (
     DEFAULT_SCHEMA,
     PostgresClient,
     asyncpg,
+    client_for,
 )
 
 if TYPE_CHECKING:
@@ -105,18 +106,12 @@ class PostgresEventLog(AsyncClosable, EventLogBase, EntityEventReader):
         self,
         dsn: str | None = None,
         *,
+        pool_size: int = DEFAULT_POOL_SIZE,
         pool: asyncpg.Pool | None = None,
         schema: str = DEFAULT_SCHEMA,
-        pool_size: int = DEFAULT_POOL_SIZE,
     ) -> None:
-        self._client = PostgresClient(
-            dsn=dsn,
-            pool=pool,
-            schema=schema,
-            pool_size=pool_size,
-            store="postgres event log",
-            resource=f"{type(self).__name__}(schema={schema!r})",
-        )
+        connect = (dsn, pool)
+        self._client = client_for(self, "postgres event log", connect, schema, pool_size)
         s = f'"{self._client.schema}"'
         self._lock_head = f"SELECT last_sequence FROM {s}.event_log_head FOR UPDATE"
         self._held = f"SELECT event_id FROM {s}.event_log WHERE event_id = ANY($1::uuid[])"

@@ -182,6 +182,18 @@ class Sql:
             INSERT INTO {s}.graph_merges (tenant_id, merged_id, canonical_id)
             SELECT $1, merged_id, $3 FROM unnest($2::uuid[]) AS absorbed (merged_id)
             ON CONFLICT (tenant_id, merged_id) DO UPDATE SET canonical_id = excluded.canonical_id"""
+        # Every id whose chain of merges ends at $2 (none when $2 is merged away itself):
+        # the merges into it, walked backwards.
+        self.merged_into = f"""
+            WITH RECURSIVE merged (id, hops) AS (
+                SELECT $2::uuid, 0 WHERE NOT EXISTS (
+                    SELECT 1 FROM {s}.graph_merges WHERE tenant_id = $1 AND merged_id = $2)
+                UNION ALL
+                SELECT m.merged_id, c.hops + 1 FROM merged AS c JOIN {s}.graph_merges AS m
+                  ON m.tenant_id = $1 AND m.canonical_id = c.id
+                WHERE c.hops < {_MAX_MERGE_HOPS}
+            )
+            SELECT DISTINCT id FROM merged WHERE hops > 0"""
         self.forget_merges_into = f"""
             WITH RECURSIVE gone (id) AS (
                 SELECT $2::uuid

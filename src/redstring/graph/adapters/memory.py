@@ -448,6 +448,12 @@ class InMemoryGraphStore(AsyncClosable, LendingGraphStoreBase):
             return dict(zip(requested, requested, strict=True))
         return {entity_id: tenant.resolve(entity_id) for entity_id in requested}
 
+    async def _merged_ids(self, entity_id: EntityId, tenant_id: TenantId) -> list[EntityId]:
+        tenant = self._tenants.get(tenant_id)
+        if tenant is None or not tenant.redirects:
+            return []
+        return [merged for merged in tenant.redirects if tenant.resolve(merged) == entity_id]
+
     async def _find_name_candidates(
         self, units: list[str], tenant_id: TenantId, limit: int
     ) -> list[Entity]:

@@ -47,6 +47,7 @@ from redstring.storage.adapters.postgres import (
     Connection,
     PostgresClient,
     asyncpg,
+    client_for,
 )
 
 if TYPE_CHECKING:
@@ -112,15 +113,9 @@ class PostgresGraphStore(AsyncClosable, LendingGraphStoreBase):
         cache_size: int = DEFAULT_CACHE_SIZE,
         read_only: bool = False,
     ) -> None:
-        self._client = PostgresClient(
-            dsn=dsn,
-            pool=pool,
-            schema=schema,
-            pool_size=pool_size,
-            store="postgres graph store",
-            resource=f"{type(self).__name__}(schema={schema!r})",
-            read_only=read_only,
-        )
+        connect = (dsn, pool)
+        store = "postgres graph store"
+        self._client = client_for(self, store, connect, schema, pool_size, read_only=read_only)
         check_integer(cache_size, argument="cache_size", minimum=0, maximum=MAX_CACHE_SIZE)
         self._sql = Sql(self._client.schema)
         self._ready = False
@@ -400,6 +395,10 @@ class PostgresGraphStore(AsyncClosable, LendingGraphStoreBase):
         rows = await self._fetch(self._sql.resolve, tenant_id, ids)
         ends = {row[0]: EntityId(UUID(bytes=row[1].bytes)) for row in rows}
         return {EntityId(entity_id): ends[entity_id] for entity_id in ids}
+
+    async def _merged_ids(self, entity_id: EntityId, tenant_id: TenantId) -> list[EntityId]:
+        rows = await self._fetch(self._sql.merged_into, tenant_id, entity_id)
+        return [EntityId(UUID(bytes=row[0].bytes)) for row in rows]
 
     async def _find_entities(
         self, tenant_id: TenantId, name: str | None, entity_type: str | None, limit: int | None

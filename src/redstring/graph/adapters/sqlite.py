@@ -134,6 +134,17 @@ def _delete_tenant(connection: sqlite3.Connection, tenant_id: TenantId) -> int:
     return count
 
 
+#: Every id whose chain of merges ends at an entity (none when it is merged away itself).
+_MERGED_INTO: Final = """
+    WITH RECURSIVE merged (id) AS (
+        SELECT ? WHERE NOT EXISTS (
+            SELECT 1 FROM graph_merges WHERE tenant_id = ? AND merged_id = ?)
+        UNION SELECT merge.merged_id FROM graph_merges AS merge JOIN merged
+            ON merge.tenant_id = ? AND merge.canonical_id = merged.id
+    )
+    SELECT id FROM merged
+"""
+
 #: Forgets every merge into an entity, and merges into those, transitively.
 _FORGET_MERGES_INTO: Final = """
     WITH RECURSIVE gone (id) AS (
@@ -391,6 +402,15 @@ class SqliteGraphStore(AsyncClosable, GraphStoreBase):
         return {
             EntityId(entity_id): EntityId(UUID(found[str(entity_id)])) for entity_id in requested
         }
+
+    async def _merged_ids(self, entity_id: EntityId, tenant_id: TenantId) -> list[EntityId]:
+        tenant, start = str(tenant_id), str(entity_id)
+        rows = await self._run(
+            lambda connection: connection.execute(
+                _MERGED_INTO, (start, tenant, start, tenant)
+            ).fetchall()
+        )
+        return [EntityId(UUID(row[0])) for row in rows]
 
     async def _delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
         return await self._run(lambda connection: _delete_entity(connection, entity_id, tenant_id))

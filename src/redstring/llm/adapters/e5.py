@@ -7,10 +7,12 @@ not another: ADR 0012.
 
 e5 was trained with a `"query: "` prefix for search queries and
 `"passage: "` for documents. Entity names and the queries that look them up
-are both a few words, so this provider embeds every text as a query
+are both a few words, so `embed` embeds every text as a query
 (`"query: " + text`): a name gets the same vector whether it is being stored
 or searched for, and on the city-alias measurement in ADR 0012 the symmetric
-choice ranks at least as well as query against passage.
+choice ranks at least as well as query against passage. Documents' passages
+are what e5's passage form is for: `embed_passages` (`PassageEmbedder`)
+embeds `"passage: " + text`, and `import_documents` uses it (ADR 0086).
 
 Vectors are unit-length, so cosine is a dot product. e5 places short names
 close together in general: two unrelated city names have a cosine near 0.8
@@ -37,7 +39,7 @@ import numpy as np
 from redstring.domain.exceptions import EmbeddingProviderError, missing_extra
 from redstring.domain.json_safety import check_text
 from redstring.domain.validation import check_texts
-from redstring.ports.embedding import EmbeddingProvider
+from redstring.ports.embedding import EmbeddingProvider, PassageEmbedder
 from redstring.ports.lifetime import AsyncClosable
 
 if TYPE_CHECKING:
@@ -83,8 +85,12 @@ class _Engine(Protocol):
         """A `(len(texts), 384)` float32 array, rows L2-normalized."""
         ...
 
+    def passage(self, texts: list[str]) -> object:
+        """`query`'s answer for the texts in e5's passage form."""
+        ...
 
-class E5EmbeddingProvider(AsyncClosable, EmbeddingProvider):
+
+class E5EmbeddingProvider(AsyncClosable, EmbeddingProvider, PassageEmbedder):
     """An `EmbeddingProvider` running multilingual-e5-small (4-bit) in this process.
 
     Constructing it loads nothing. The model is loaded by `load()`, or by
@@ -160,6 +166,19 @@ class E5EmbeddingProvider(AsyncClosable, EmbeddingProvider):
                 index is named).
             ClosedError: the provider is closed.
         """
+        return await self._embed(texts, passage=False)
+
+    async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
+        """`embed`, in e5's passage form (`"passage: " + text`): for documents' passages.
+
+        Raises:
+            EmbeddingProviderError: as `embed`.
+            ValueError: as `embed`.
+            ClosedError: the provider is closed.
+        """
+        return await self._embed(texts, passage=True)
+
+    async def _embed(self, texts: Sequence[str], *, passage: bool) -> list[list[float]]:
         batch = check_texts(texts)
         for index, text in enumerate(batch):
             check_text(text, field=f"texts[{index}]")
@@ -167,7 +186,7 @@ class E5EmbeddingProvider(AsyncClosable, EmbeddingProvider):
         vectors: list[list[float]] = []
         for start in range(0, len(batch), self._batch_size):
             chunk = batch[start : start + self._batch_size]
-            answer = await asyncio.to_thread(self._query, chunk)
+            answer = await asyncio.to_thread(self._query, chunk, passage)
             vectors.extend(self._checked(answer, len(chunk), start))
         return vectors
 
@@ -177,7 +196,7 @@ class E5EmbeddingProvider(AsyncClosable, EmbeddingProvider):
         with self._lock:
             self._engine_locked()
 
-    def _query(self, chunk: list[str]) -> object:
+    def _query(self, chunk: list[str], passage: bool = False) -> object:
         with self._lock:
             engine = self._engine_locked()
             if self._set_threads is not None:
@@ -185,7 +204,7 @@ class E5EmbeddingProvider(AsyncClosable, EmbeddingProvider):
                 # worker thread may differ from call to call.
                 self._set_threads(self._threads)
             try:
-                return engine.query(chunk)
+                return engine.passage(chunk) if passage else engine.query(chunk)
             except Exception as exc:  # the engine documents no exceptions of its own
                 raise EmbeddingProviderError(
                     model=MODEL, reason=f"the engine failed: {type(exc).__name__}: {exc}"

@@ -275,3 +275,31 @@ class PostgresClient(AsyncClosable):
             key,
             value,
         )
+
+
+def client_for(
+    owner: object,
+    store: str,
+    connect: tuple[str | None, asyncpg.Pool | None],
+    schema: str,
+    pool_size: int,
+    *,
+    settings: dict[str, str] | None = None,
+    read_only: bool = False,
+) -> PostgresClient:
+    """The `PostgresClient` of an adapter `owner`, given its `(dsn, pool)` as `connect`.
+
+    Errors name `store`; the resource name is the owner's type and schema.
+    """
+    dsn, pool = connect
+    resource = f"{type(owner).__name__}(schema={schema!r})"
+    return PostgresClient(
+        dsn=dsn,
+        pool=pool,
+        schema=schema,
+        pool_size=pool_size,
+        store=store,
+        resource=resource,
+        settings=settings,
+        read_only=read_only,
+    )

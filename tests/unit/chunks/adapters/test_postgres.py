@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import TYPE_CHECKING
 
 import pytest
@@ -20,6 +21,10 @@ from redstring.testing.chunk_store import (
     source_chunks,
 )
 from redstring.testing.factories import TENANT
+from tests.unit.chunks.adapters.killed import (
+    assert_each_batch_whole_or_absent,
+    kill_a_writer_mid_batch,
+)
 
 if TYPE_CHECKING:
     from tests.postgres import PostgresSchemas
@@ -103,3 +108,12 @@ async def test_a_search_sees_what_another_store_on_the_schema_wrote_since(
     await writer.delete_by_tenant(TENANT)
     await writer.put_chunks(first[:1])
     assert found(await reader.search("apple", TENANT)) == reference_search(first[:1], "apple")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs SIGKILL")
+async def test_a_process_killed_mid_batch_leaves_each_batch_whole_or_absent(
+    postgres: PostgresSchemas,
+) -> None:
+    schema = postgres.new_schema()
+    await kill_a_writer_mid_batch("postgres", postgres.dsn, schema)
+    await assert_each_batch_whole_or_absent(postgres.chunk_store(schema))

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-import random
-import signal
 import sqlite3
 import sys
-import textwrap
-import time
-from contextlib import suppress
 from typing import TYPE_CHECKING
-from uuid import UUID
 
 import pytest
 
 from redstring.chunks.adapters.sqlite import SqliteChunkStore
 from redstring.domain.exceptions import StoreError
-from redstring.domain.ids import ChunkId
 from redstring.graph.adapters.sqlite import SqliteGraphStore
 from redstring.ports.chunk_store import ChunkStore
 from redstring.testing.chunk_store import (
@@ -27,6 +19,10 @@ from redstring.testing.chunk_store import (
     source_chunks,
 )
 from redstring.testing.factories import TENANT, make_entity
+from tests.unit.chunks.adapters.killed import (
+    assert_each_batch_whole_or_absent,
+    kill_a_writer_mid_batch,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -82,7 +78,7 @@ async def test_a_term_written_many_times_keeps_a_bounded_number_of_segments(
             "SELECT count(*) FROM chunks_postings WHERE term = 'apple'"
         ).fetchone()
     connection.close()
-    assert 1 <= segments <= 8
+    assert 1 <= segments <= 8  # tiers of 8: at most 7 one-entry segments and their merge
 
 
 def test_the_repr_names_the_path_and_state(tmp_path: Path) -> None:
@@ -90,91 +86,14 @@ def test_the_repr_names_the_path_and_state(tmp_path: Path) -> None:
     assert repr(store) == f"SqliteChunkStore({str(tmp_path / 'x.db')!r}, open)"
 
 
-WRITER = """
-import asyncio, sys
-from uuid import UUID
-from redstring.chunks.adapters.sqlite import SqliteChunkStore
-from redstring.domain.chunk import Chunk
-from redstring.domain.ids import ChunkId, SourceId, TenantId
-
-path, batches, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-tenant = TenantId(UUID(sys.argv[4]))
-
-def batch(number):
-    chunks = []
-    for n in range(size):
-        text = f"batch{number} word{n % 97} common text number {n}"
-        chunks.append(Chunk(
-            id=ChunkId(UUID(int=number * size + n + 1)), tenant_id=tenant,
-            source_id=SourceId(f"source-{number}-{n % 50}"), ordinal=n // 50,
-            text=text, start=0, end=len(text),
-        ))
-    return chunks
-
-async def main():
-    async with SqliteChunkStore(path) as store:
-        await store.count_chunks(tenant)  # open the file first
-        for number in range(batches):
-            chunks = batch(number)
-            print("writing", number, flush=True)
-            await store.put_chunks(chunks)
-            print("wrote", number, flush=True)
-
-asyncio.run(main())
-"""
-BATCHES = 5
-BATCH_SIZE = 10_000
-
-
 @pytest.mark.skipif(sys.platform == "win32", reason="needs SIGKILL")
 async def test_a_process_killed_mid_batch_leaves_each_batch_whole_or_absent(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "chunks.db"
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        textwrap.dedent(WRITER),
-        str(path),
-        str(BATCHES),
-        str(BATCH_SIZE),
-        str(TENANT),
-        stdout=asyncio.subprocess.PIPE,
-    )
-
-    async def announced(expected: str) -> float:
-        assert process.stdout is not None
-        line = await asyncio.wait_for(process.stdout.readline(), timeout=120)
-        assert line.decode().strip() == expected
-        return time.perf_counter()
-
-    try:
-        # Time one whole put, then kill the process somewhere inside the next.
-        began = await announced("writing 0")
-        put = await announced("wrote 0") - began
-        await announced("writing 1")
-        await asyncio.sleep(random.uniform(0.2, 0.9) * put)
-    finally:
-        with suppress(ProcessLookupError):  # already gone, if it failed early
-            process.kill()
-        status = await process.wait()
-    assert status == -signal.SIGKILL, "the writer finished before it was killed"
-
+    await kill_a_writer_mid_batch("sqlite", str(path))
     async with SqliteChunkStore(path) as store:
-        counts = [
-            len(await store.search(f"batch{number}", TENANT, k=BATCH_SIZE + 1))
-            for number in range(BATCHES)
-        ]
-        assert counts[0] == BATCH_SIZE
-        assert all(count in (0, BATCH_SIZE) for count in counts), counts
-        assert await store.count_chunks(TENANT) == sum(counts)
-        held = await store.get_chunks(
-            [ChunkId(UUID(int=n + 1)) for n in range(BATCHES * BATCH_SIZE)], TENANT
-        )
-        assert len(held) == sum(counts)
-        assert found(await store.search("common word5 batch0", TENANT, k=30)) == (
-            reference_search(held, "common word5 batch0", k=30)
-        )
+        await assert_each_batch_whole_or_absent(store)
 
 
 async def test_a_search_sees_what_another_store_on_the_file_wrote_since(tmp_path: Path) -> None:

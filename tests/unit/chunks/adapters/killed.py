@@ -1,0 +1,113 @@
+"""A chunk writer killed by SIGKILL in the middle of a batch, and what it must leave behind."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import sys
+import textwrap
+import time
+from contextlib import suppress
+from typing import TYPE_CHECKING
+from uuid import UUID
+
+from redstring.domain.ids import ChunkId
+from redstring.testing.chunk_store import found, reference_search
+from redstring.testing.factories import TENANT
+
+if TYPE_CHECKING:
+    from redstring.ports.chunk_store import ChunkStore
+
+#: Writes `batches` batches of `size` chunks, announcing each; the store is built from argv.
+WRITER = """
+import asyncio, sys
+from uuid import UUID
+from redstring.chunks.adapters.postgres import PostgresChunkStore
+from redstring.chunks.adapters.sqlite import SqliteChunkStore
+from redstring.domain.chunk import Chunk
+from redstring.domain.ids import ChunkId, SourceId, TenantId
+
+kind, where, schema = sys.argv[1], sys.argv[2], sys.argv[3]
+batches, size, tenant = int(sys.argv[4]), int(sys.argv[5]), TenantId(UUID(sys.argv[6]))
+
+def batch(number):
+    chunks = []
+    for n in range(size):
+        text = f"batch{number} word{n % 97} common text number {n}"
+        chunks.append(Chunk(
+            id=ChunkId(UUID(int=number * size + n + 1)), tenant_id=tenant,
+            source_id=SourceId(f"source-{number}-{n % 50}"), ordinal=n // 50,
+            text=text, start=0, end=len(text),
+        ))
+    return chunks
+
+async def main():
+    if kind == "sqlite":
+        store = SqliteChunkStore(where)
+    else:
+        store = PostgresChunkStore(where, schema=schema)
+    async with store:
+        await store.count_chunks(tenant)  # open the store first
+        for number in range(batches):
+            chunks = batch(number)
+            print("writing", number, flush=True)
+            await store.put_chunks(chunks)
+            print("wrote", number, flush=True)
+
+asyncio.run(main())
+"""
+BATCHES = 5
+BATCH_SIZE = 10_000
+
+
+async def kill_a_writer_mid_batch(kind: str, where: str, schema: str = "-") -> None:
+    """Start the writer on a `kind` store at `where`; kill it inside its second batch."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        textwrap.dedent(WRITER),
+        kind,
+        where,
+        schema,
+        str(BATCHES),
+        str(BATCH_SIZE),
+        str(TENANT),
+        stdout=asyncio.subprocess.PIPE,
+    )
+
+    async def announced(expected: str) -> float:
+        assert process.stdout is not None
+        line = await asyncio.wait_for(process.stdout.readline(), timeout=120)
+        assert line.decode().strip() == expected
+        return time.perf_counter()
+
+    try:
+        # Time one whole put, then kill the process somewhere inside the next.
+        began = await announced("writing 0")
+        put = await announced("wrote 0") - began
+        await announced("writing 1")
+        await asyncio.sleep(random.uniform(0.2, 0.9) * put)
+    finally:
+        with suppress(ProcessLookupError):  # already gone, if it failed early
+            process.kill()
+        status = await process.wait()
+    assert status == -signal.SIGKILL, "the writer finished before it was killed"
+
+
+async def assert_each_batch_whole_or_absent(store: ChunkStore) -> None:
+    """Every batch the killed writer began is all there or not there, statistics included."""
+    counts = [
+        len(await store.search(f"batch{number}", TENANT, k=BATCH_SIZE + 1))
+        for number in range(BATCHES)
+    ]
+    assert counts[0] == BATCH_SIZE
+    assert all(count in (0, BATCH_SIZE) for count in counts), counts
+    assert await store.count_chunks(TENANT) == sum(counts)
+    held = await store.get_chunks(
+        [ChunkId(UUID(int=n + 1)) for n in range(BATCHES * BATCH_SIZE)], TENANT
+    )
+    assert len(held) == sum(counts)
+    assert found(await store.search("common word5 batch0", TENANT, k=30)) == (
+        reference_search(held, "common word5 batch0", k=30)
+    )

@@ -1,0 +1,48 @@
+"""Tiered merges of a term's posting segments: where a merge starts, and what it keeps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from redstring.chunks.postings import ENTRY, MAX_SEGMENTS, merge_start, merged, tier
+
+
+@pytest.mark.parametrize(
+    ("size", "expected"), [(0, 0), (1, 0), (7, 0), (8, 1), (63, 1), (64, 2), (512, 3)]
+)
+def test_a_segment_of_n_entries_sits_at_tier_floor_log8_n(size: int, expected: int) -> None:
+    assert tier(size) == expected
+
+
+@pytest.mark.parametrize(
+    ("sizes", "start"),
+    [
+        ([5], 0),
+        ([1] * 7, 6),  # seven segments of tier 0: the new one is only appended
+        ([1] * 8, 0),  # eight: merged into one
+        ([64] + [1] * 8, 1),  # the newest eight merge; the large one is left alone
+        ([64] * 7 + [1] * 8, 7),  # merged into 8 entries, still below the 64s' tier
+        ([8] * 7 + [1] * 8, 0),  # merged into 8 entries, which completes a run of tier 1
+        ([1000, 9, 1], 2),
+        ([10_000] * (MAX_SEGMENTS + 1), 0),  # past the cap everything merges
+    ],
+)
+def test_a_merge_starts_where_eight_newest_segments_share_a_tier(
+    sizes: list[int], start: int
+) -> None:
+    assert merge_start(sizes) == start
+
+
+def entries(*triples: tuple[int, int, int]) -> bytes:
+    return np.array(list(triples), dtype=ENTRY).tobytes()
+
+
+def test_a_partial_merge_keeps_removals_of_older_entries_and_cancels_its_own() -> None:
+    newer = [entries((5, 1, 3)), entries((-6, 0, 0), (-3, 0, 0))]  # adds 5, removes 5 and 2
+
+    partial = np.frombuffer(merged(newer, oldest=False), dtype=ENTRY).tolist()
+    whole = np.frombuffer(merged(newer, oldest=True), dtype=ENTRY).tolist()
+
+    assert partial == [(-3, 0, 0)]
+    assert whole == []
