@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from redstring.chunks.postings import ENTRY, MAX_SEGMENTS, merge_start, merged, tier
+from redstring.chunks.postings import ENTRY, MAX_SEGMENTS, PostingCache, merge_start, merged, tier
 
 
 @pytest.mark.parametrize(
@@ -46,3 +46,27 @@ def test_a_partial_merge_keeps_removals_of_older_entries_and_cancels_its_own() -
 
     assert partial == [(-3, 0, 0)]
     assert whole == []
+
+
+def test_the_posting_cache_replaces_a_terms_entries_and_drops_the_least_recent_past_capacity() -> (
+    None
+):
+    def entries(count: int) -> np.ndarray:
+        return np.zeros(count, dtype=ENTRY)
+
+    size = entries(1).nbytes
+    cache = PostingCache(capacity=3 * size)
+    cache.put("t", "a", 1, entries(1))
+    cache.put("t", "a", 2, entries(2))  # replaces version 1, and its size with it
+    assert cache.get("t", "a", 1) is None
+    held = cache.get("t", "a", 2)
+    assert held is not None
+    assert len(held) == 2
+    cache.put("t", "b", 1, entries(1))
+    assert cache.get("t", "a", 2) is not None  # "a" is now the most recent
+    cache.put("t", "c", 1, entries(1))  # 4 entries held: "b", the least recent, goes
+    assert cache.get("t", "b", 1) is None
+    assert cache.get("t", "a", 2) is not None
+    assert cache.get("t", "c", 1) is not None
+    cache.put("t", "d", 1, entries(4))  # larger than the whole cache: never held
+    assert cache.get("t", "d", 1) is None

@@ -31,7 +31,7 @@ from mcp.client.stdio import StdioServerParameters
 from redstring import FakeEmbeddingProvider, SqliteEventLog
 from redstring.cli import main
 from redstring.cli.mcp_server import READ_TOOLS, WRITE_TOOLS, GraphTools, build_server
-from redstring.cli.stores import HASH_DIMENSION, open_database, tenant_id_for
+from redstring.cli.stores import HASH_DIMENSION, CommandError, open_database, tenant_id_for
 from tests.unit.cli.test_commands import imported, run
 
 if TYPE_CHECKING:
@@ -627,3 +627,54 @@ def test_killing_the_client_leaves_the_postgres_database_whole(
     status, out, _ = run("neighbors", "Ada Lovelace", "--db", postgres_db, "--json")
     assert [row["id"] for row in json.loads(out)["neighbors"]] == [BABBAGE]
     _assert_every_note_held(postgres_db)
+
+
+async def test_document_tools_in_process_write_whole_batches_and_serve_the_context(
+    graph_db: Path,
+) -> None:
+    embeddings = FakeEmbeddingProvider(dimension=HASH_DIMENSION)
+    writer = await open_database(str(graph_db), read_only=False, embeddings=embeddings, chunks=True)
+    async with writer:
+        tools = GraphTools(writer, tenant_id_for("default"), embeddings)
+        async with Client(build_server(tools, allow_writes=True)) as client:
+            bad = await client.call_tool(
+                "add_documents", {"documents": [NOTE, {"id": " ", "text": "Nothing."}]}
+            )
+            assert "documents[1] (id ' ')" in error_text(bad)
+            empty = answer(await client.call_tool("retrieve_context", {"query": "Babbage"}))
+            assert empty["passages"] == []
+            added = answer(await client.call_tool("add_documents", {"documents": [NOTE]}))
+            assert (added["documents"], added["passages"], added["replaced"]) == (1, 1, 0)
+            question = {"query": "What did Charles Babbage do?"}
+            found = answer(await client.call_tool("retrieve_context", question))
+    assert [each["source_id"] for each in found["passages"]] == ["engines"]
+    assert {each["id"] for each in found["entities"]} >= {BABBAGE, ENGINE}
+
+
+async def test_a_reader_started_before_any_passage_finds_them_once_added(
+    tmp_path: Path, graph_db: Path
+) -> None:
+    reader = await open_database(str(graph_db), read_only=True, chunks=True)
+    async with reader:
+        assert reader.chunks is None
+        tools = GraphTools(reader, tenant_id_for("default"), None, str(graph_db))
+        before = await tools.retrieve_context("Babbage")
+        await asyncio.to_thread(add_note, tmp_path, graph_db)
+        after = await tools.retrieve_context("Babbage")
+    assert before["passages"] == []
+    assert [each["source_id"] for each in after["passages"]] == ["engines"]
+
+
+async def test_passages_of_another_layout_version_are_refused_for_reading_and_writing(
+    tmp_path: Path, graph_db: Path
+) -> None:
+    await asyncio.to_thread(add_note, tmp_path, graph_db)
+    with sqlite3.connect(graph_db) as connection:
+        connection.execute("UPDATE chunks_meta SET value = '99' WHERE name = 'schema_version'")
+    connection.close()
+    embeddings = FakeEmbeddingProvider(dimension=HASH_DIMENSION)
+    for read_only in (True, False):
+        with pytest.raises(CommandError, match=r"cannot read the passages of .*version 99"):
+            await open_database(
+                str(graph_db), read_only=read_only, embeddings=embeddings, chunks=True
+            )

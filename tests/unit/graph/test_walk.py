@@ -124,3 +124,27 @@ def test_a_passage_scores_its_entities_by_specificity_and_counts_its_subject_mor
     assert scores[first] == pytest.approx(4.0 / 1.0986122886681098)
     assert scores[second] == pytest.approx(1.5 / 1.0986122886681098)
     assert scores[third] == pytest.approx(0.5 / 1.0986122886681098)
+
+
+async def test_a_normalized_walk_hands_nothing_on_from_an_entity_whose_edges_all_weigh_zero() -> (
+    None
+):
+    graph, (a, *_) = await chain()
+    walked = await spread(graph, {a.id: 1.0}, weights(x=0.0, y=0.0), depth=3, normalize=True)
+    assert walked.scores == {a.id: 1.0}
+
+
+def test_best_only_keeps_a_passages_strongest_entity_and_unreached_entities_count_nothing() -> None:
+    passage = ChunkId(uuid4())
+    ann, bob, cid = (make_entity(name=name) for name in ("Ann", "Bob", "Cid"))
+    mentions = [
+        PassageMention(passage, ann.id, about=False),
+        PassageMention(passage, bob.id, about=False),
+        PassageMention(passage, cid.id, about=False),
+    ]
+    reached = {ann.id: 1.0, bob.id: 0.25, cid.id: 0.0}
+    best = score_passages(reached, mentions, about=4.0, best_only=True)
+    summed = score_passages(reached, mentions, about=4.0)
+    assert best[passage] == pytest.approx(1.0 / 0.6931471805599453)
+    assert summed[passage] == pytest.approx(1.25 / 0.6931471805599453)
+    assert score_passages({}, mentions, about=4.0) == {}
