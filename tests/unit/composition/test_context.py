@@ -225,3 +225,29 @@ async def test_an_entity_the_best_passages_are_about_outranks_one_the_walk_alone
     assert context.passages[0].chunk.source_id == "turing"
     order = [e.entity.id for e in context.entities]
     assert order.index(turing.id) < order.index(babbage.id)
+
+
+async def test_with_forward_fit_a_relationship_walked_backwards_weighs_the_floor() -> None:
+    graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
+    ada, babbage = make_entity(name="Ada Lovelace"), make_entity(name="Charles Babbage")
+    await graph.upsert_entities([ada, babbage])
+    await graph.upsert_relationship(make_relationship(ada, babbage, relationship_type="knew"))
+    titled = [
+        SourceDocument(id=SourceId("ada"), title="Ada Lovelace", text=TEXTS["ada"]),
+        SourceDocument(id=SourceId("babbage"), title="Charles Babbage", text=TEXTS["babbage"]),
+    ]
+    await import_documents(titled, TENANT, chunks=chunks, graph=graph)
+
+    async def graph_scores(settings: ContextSettings) -> dict[object, float | None]:
+        context = await ContextRetriever(
+            chunks=chunks, graph=graph, settings=settings
+        ).retrieve_context("Who knew Charles Babbage?", TENANT, k=2)
+        return {each.chunk.source_id: each.graph for each in context.passages}
+
+    both_ways = await graph_scores(ContextSettings(passage_seeds=0))
+    forward_only = await graph_scores(ContextSettings(passage_seeds=0, forward_fit=True))
+    # From Babbage the walk goes backwards along "knew" to Ada: with
+    # forward_fit that step weighs the floor, not the type's fit to "knew".
+    assert forward_only["ada"] is not None
+    assert both_ways["ada"] is not None
+    assert forward_only["ada"] < both_ways["ada"]

@@ -55,3 +55,9 @@ def test_a_budget_exactly_the_size_of_the_passages_keeps_them_whole() -> None:
     a, b = passage("One.", 2.0), passage("Two.", 1.0)
     assert fit_to_budget([a, b], 8) == [a, b]
     assert fit_to_budget([a, b], 7) == [a]
+
+
+def test_a_budget_spent_exactly_stops_the_scan() -> None:
+    first = passage("Ada wrote notes.", 3.0)  # 16 characters: the whole budget
+    kept = fit_to_budget([first, passage("Babbage.", 2.0)], 16)
+    assert kept == [first]

@@ -57,3 +57,9 @@ def test_a_type_fits_a_query_word_it_equals_contains_or_nearly_spells() -> None:
     assert type_fit("Who is the sons of Ada?", "son") == 0.9
     assert type_fit("Who does Ada work for?", "works_for") == 1.0
     assert type_fit("Who is the friend of Ada?", "sister") == 0.0
+
+
+def test_a_candidate_listed_twice_is_linked_once() -> None:
+    ada = make_entity(name="Ada Lovelace")
+    links = link_query("Who is the friend of Ada Lovelace?", [ada, ada])
+    assert [link.entity for link in links] == [ada]
