@@ -27,11 +27,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 from uuid import UUID
+
+if __package__ in (None, ""):  # run as `python bench/context.py`, as its usage says
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.phantomwiki import UNIVERSES, Universe, load_universe
 from redstring import (
