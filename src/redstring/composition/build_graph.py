@@ -19,6 +19,7 @@ from redstring.composition.documents import (
     _document_chunks,
     _entity_mentions,
     _relationship_mention,
+    _vectors_embedded,
 )
 from redstring.domain.events import DocumentChunked, DocumentExtracted, EntitiesEmbedded
 from redstring.domain.exceptions import (
@@ -233,7 +234,9 @@ async def build_graph(
     records: tuple[VectorRecord, ...] = ()
     if embedding_provider is not None and vector_store is not None and result.entities:
         records = await embed_entity_names(result.entities, embedding_provider)
-        events.append(_entities_embedded(embedding_provider, tenant_id, now, records))
+        events.append(
+            _vectors_embedded(EntitiesEmbedded, embedding_provider, tenant_id, now, records)
+        )
 
     provenance = _provenance(document, tenant_id, result, now) if chunks is not None else None
     if provenance is not None:
@@ -293,23 +296,6 @@ def _provenance(
         occurred_at=now,
         chunks=tuple(kept.values()),
         mentions=tuple(mentions),
-    )
-
-
-def _entities_embedded(
-    provider: EmbeddingProvider,
-    tenant_id: TenantId,
-    occurred_at: datetime,
-    records: tuple[VectorRecord, ...],
-) -> EntitiesEmbedded:
-    """The event recording `records`, the vectors `provider` computed for one tenant."""
-    return EntitiesEmbedded(
-        event_id=uuid4(),
-        tenant_id=tenant_id,
-        occurred_at=occurred_at,
-        model=provider.model,
-        dimension=provider.dimension,
-        records=records,
     )
 
 

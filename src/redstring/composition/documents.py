@@ -19,7 +19,12 @@ from uuid import UUID, uuid4
 from pydantic import BaseModel, ConfigDict
 
 from redstring.domain.chunk import Chunk, Mention
-from redstring.domain.events import DocumentChunked, DocumentDeleted, PassagesEmbedded
+from redstring.domain.events import (
+    DocumentChunked,
+    DocumentDeleted,
+    EntitiesEmbedded,
+    PassagesEmbedded,
+)
 from redstring.domain.exceptions import DimensionMismatchError, EmbeddingProviderError
 from redstring.domain.ids import ChunkId, EntityId, SourceId, TenantId
 from redstring.domain.json_safety import check_name, shown
@@ -329,6 +334,24 @@ def _check_documents(documents: object) -> list[SourceDocument]:
     return list(batch)
 
 
+def _vectors_embedded[E: (EntitiesEmbedded, PassagesEmbedded)](
+    kind: type[E],
+    provider: EmbeddingProvider,
+    tenant_id: TenantId,
+    occurred_at: datetime,
+    records: tuple[VectorRecord, ...],
+) -> E:
+    """The `kind` event recording `records`, the vectors `provider` computed for one tenant."""
+    return kind(
+        event_id=uuid4(),
+        tenant_id=tenant_id,
+        occurred_at=occurred_at,
+        model=provider.model,
+        dimension=provider.dimension,
+        records=records,
+    )
+
+
 async def import_documents(
     documents: Sequence[SourceDocument],
     tenant_id: TenantId,
@@ -443,16 +466,7 @@ async def import_documents(
             )
         )
     if records and embeddings is not None:
-        events.append(
-            PassagesEmbedded(
-                event_id=uuid4(),
-                tenant_id=tenant,
-                occurred_at=now,
-                model=embeddings.model,
-                dimension=embeddings.dimension,
-                records=records,
-            )
-        )
+        events.append(_vectors_embedded(PassagesEmbedded, embeddings, tenant, now, records))
 
     log = event_log if event_log is not None else InMemoryEventLog()
     await log.append_many(events)

@@ -15,12 +15,9 @@ from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict
 
-from redstring.composition.build_graph import (
-    _entities_embedded,
-    embed_entity_names,
-    record_and_project,
-)
-from redstring.domain.events import DocumentExtracted, EntityDeleted
+from redstring.composition.build_graph import embed_entity_names, record_and_project
+from redstring.composition.documents import _vectors_embedded
+from redstring.domain.events import DocumentExtracted, EntitiesEmbedded, EntityDeleted
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import EntityId, SourceId, TenantId
 from redstring.domain.json_safety import check_name, shown
@@ -170,7 +167,9 @@ async def import_entities(
             )
         )
         if embeddings is not None and records.get(tenant_id):
-            events.append(_entities_embedded(embeddings, tenant_id, now, records[tenant_id]))
+            events.append(
+                _vectors_embedded(EntitiesEmbedded, embeddings, tenant_id, now, records[tenant_id])
+            )
     if edges_by_tenant:
         stray = next(iter(edges_by_tenant.values()))[0]
         raise ValueError(

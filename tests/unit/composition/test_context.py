@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
 import pytest
@@ -18,6 +18,9 @@ from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from redstring.vector.adapters.memory import InMemoryVectorStore
+
+if TYPE_CHECKING:
+    from redstring.domain.entity import Entity
 
 TEXTS = {
     "ada": "Ada Lovelace wrote the first program. She worked with Charles Babbage.",
@@ -171,9 +174,8 @@ def test_settings_of_another_type_or_out_of_range_are_a_value_error() -> None:
         ContextSettings(decay=1.5)
 
 
-async def test_without_linking_or_edge_weights_the_walk_still_starts_from_the_best_passages() -> (
-    None
-):
+async def ada_knew_babbage() -> tuple[InMemoryGraphStore, InMemoryChunkStore, list[Entity]]:
+    """Ada Lovelace --knew--> Charles Babbage, each with an article titled by their name."""
     graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
     ada, babbage = make_entity(name="Ada Lovelace"), make_entity(name="Charles Babbage")
     await graph.upsert_entities([ada, babbage])
@@ -183,6 +185,13 @@ async def test_without_linking_or_edge_weights_the_walk_still_starts_from_the_be
         SourceDocument(id=SourceId("babbage"), title="Charles Babbage", text=TEXTS["babbage"]),
     ]
     await import_documents(titled, TENANT, chunks=chunks, graph=graph)
+    return graph, chunks, [ada, babbage]
+
+
+async def test_without_linking_or_edge_weights_the_walk_still_starts_from_the_best_passages() -> (
+    None
+):
+    graph, chunks, (ada, babbage) = await ada_knew_babbage()
     settings = ContextSettings(link_entities=False, weight_edges=False)
     context = await ContextRetriever(
         chunks=chunks, graph=graph, settings=settings
@@ -228,15 +237,7 @@ async def test_an_entity_the_best_passages_are_about_outranks_one_the_walk_alone
 
 
 async def test_with_forward_fit_a_relationship_walked_backwards_weighs_the_floor() -> None:
-    graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
-    ada, babbage = make_entity(name="Ada Lovelace"), make_entity(name="Charles Babbage")
-    await graph.upsert_entities([ada, babbage])
-    await graph.upsert_relationship(make_relationship(ada, babbage, relationship_type="knew"))
-    titled = [
-        SourceDocument(id=SourceId("ada"), title="Ada Lovelace", text=TEXTS["ada"]),
-        SourceDocument(id=SourceId("babbage"), title="Charles Babbage", text=TEXTS["babbage"]),
-    ]
-    await import_documents(titled, TENANT, chunks=chunks, graph=graph)
+    graph, chunks, _ = await ada_knew_babbage()
 
     async def graph_scores(settings: ContextSettings) -> dict[object, float | None]:
         context = await ContextRetriever(

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import random
-import signal
-import sys
-import textwrap
-import time
-from contextlib import suppress
 from typing import TYPE_CHECKING
 from uuid import UUID
 
 from redstring.domain.ids import ChunkId
 from redstring.testing.chunk_store import found, reference_search
 from redstring.testing.factories import TENANT
+from tests.killing import kill_inside_second_batch
 
 if TYPE_CHECKING:
     from redstring.ports.chunk_store import ChunkStore
@@ -63,36 +57,9 @@ BATCH_SIZE = 10_000
 
 async def kill_a_writer_mid_batch(kind: str, where: str, schema: str = "-") -> None:
     """Start the writer on a `kind` store at `where`; kill it inside its second batch."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        textwrap.dedent(WRITER),
-        kind,
-        where,
-        schema,
-        str(BATCHES),
-        str(BATCH_SIZE),
-        str(TENANT),
-        stdout=asyncio.subprocess.PIPE,
+    await kill_inside_second_batch(
+        WRITER, kind, where, schema, str(BATCHES), str(BATCH_SIZE), str(TENANT)
     )
-
-    async def announced(expected: str) -> float:
-        assert process.stdout is not None
-        line = await asyncio.wait_for(process.stdout.readline(), timeout=120)
-        assert line.decode().strip() == expected
-        return time.perf_counter()
-
-    try:
-        # Time one whole put, then kill the process somewhere inside the next.
-        began = await announced("writing 0")
-        put = await announced("wrote 0") - began
-        await announced("writing 1")
-        await asyncio.sleep(random.uniform(0.2, 0.9) * put)
-    finally:
-        with suppress(ProcessLookupError):  # already gone, if it failed early
-            process.kill()
-        status = await process.wait()
-    assert status == -signal.SIGKILL, "the writer finished before it was killed"
 
 
 async def assert_each_batch_whole_or_absent(store: ChunkStore) -> None:

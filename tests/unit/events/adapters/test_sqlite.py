@@ -5,13 +5,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import random
-import signal
 import sqlite3
 import sys
 import textwrap
-import time
-from contextlib import suppress
 from typing import TYPE_CHECKING
 from uuid import UUID, uuid4
 
@@ -33,6 +29,7 @@ from redstring.testing.event_log import (
 )
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
 from redstring.vector.adapters.sqlite import SqliteVectorStore
+from tests.killing import kill_inside_second_batch
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -310,35 +307,9 @@ async def test_a_process_killed_mid_batch_leaves_each_batch_whole_or_absent(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "store.db"
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        textwrap.dedent(WRITER),
-        str(path),
-        str(BATCHES),
-        str(BATCH_SIZE),
-        str(TENANT),
-        stdout=asyncio.subprocess.PIPE,
+    delay = await kill_inside_second_batch(
+        WRITER, str(path), str(BATCHES), str(BATCH_SIZE), str(TENANT)
     )
-
-    async def announced(expected: str) -> float:
-        assert process.stdout is not None
-        line = await asyncio.wait_for(process.stdout.readline(), timeout=60)
-        assert line.decode().strip() == expected
-        return time.perf_counter()
-
-    try:
-        # Time one whole append, then kill the process somewhere inside the next.
-        began = await announced("writing 0")
-        append = await announced("wrote 0") - began
-        await announced("writing 1")
-        delay = random.uniform(0.2, 0.9) * append
-        await asyncio.sleep(delay)
-    finally:
-        with suppress(ProcessLookupError):  # already gone, if it failed early
-            process.kill()
-        status = await process.wait()
-    assert status == -signal.SIGKILL, "the writer finished before it was killed"
 
     counts = batch_counts(path)
     assert counts[0] == BATCH_SIZE

@@ -6,12 +6,9 @@ import asyncio
 import itertools
 import json
 import random
-import signal
 import sqlite3
 import sys
 import textwrap
-import time
-from contextlib import suppress
 from typing import TYPE_CHECKING
 
 import pytest
@@ -26,6 +23,7 @@ from redstring.graph.adapters.sqlite import MAX_POSTING_SEGMENTS, SqliteGraphSto
 from redstring.ports.graph_store import GraphStore
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from redstring.testing.graph_store import GraphStoreCompliance, entity_id
+from tests.killing import kill_inside_second_batch
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -483,35 +481,9 @@ async def test_a_process_killed_mid_batch_leaves_each_batch_whole_or_absent(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "graph.db"
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        textwrap.dedent(WRITER),
-        str(path),
-        str(BATCHES),
-        str(BATCH_SIZE),
-        str(TENANT),
-        stdout=asyncio.subprocess.PIPE,
+    delay = await kill_inside_second_batch(
+        WRITER, str(path), str(BATCHES), str(BATCH_SIZE), str(TENANT)
     )
-
-    async def announced(expected: str) -> float:
-        assert process.stdout is not None
-        line = await asyncio.wait_for(process.stdout.readline(), timeout=60)
-        assert line.decode().strip() == expected
-        return time.perf_counter()
-
-    try:
-        # Time one whole upsert, then kill the process somewhere inside the next.
-        began = await announced("writing 0")
-        upsert = await announced("wrote 0") - began
-        await announced("writing 1")
-        delay = random.uniform(0.2, 0.9) * upsert
-        await asyncio.sleep(delay)
-    finally:
-        with suppress(ProcessLookupError):  # already gone, if it failed early
-            process.kill()
-        status = await process.wait()
-    assert status == -signal.SIGKILL, "the writer finished before it was killed"
 
     counts = [batch_counts(path, number) for number in range(BATCHES)]
     whole, absent = (BATCH_SIZE,) * 3, (0, 0, 0)

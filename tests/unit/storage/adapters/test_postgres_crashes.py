@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-import signal
 import sys
-import textwrap
-import time
-from contextlib import suppress
 from typing import TYPE_CHECKING
 from uuid import UUID
 
@@ -17,6 +13,7 @@ import pytest
 from redstring import FakeEmbeddingProvider, Retriever, VectorRecord
 from redstring.domain.ids import EntityId
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
+from tests.killing import kill_inside_second_batch
 
 if TYPE_CHECKING:
     from tests.postgres import PostgresSchemas
@@ -150,35 +147,9 @@ async def test_a_writer_killed_mid_batch_leaves_every_batch_whole_or_absent(
     postgres: PostgresSchemas,
 ) -> None:
     schema = postgres.new_schema()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        textwrap.dedent(WRITER),
-        postgres.dsn,
-        schema,
-        str(BATCHES),
-        str(BATCH_SIZE),
-        str(TENANT),
-        stdout=asyncio.subprocess.PIPE,
+    await kill_inside_second_batch(
+        WRITER, postgres.dsn, schema, str(BATCHES), str(BATCH_SIZE), str(TENANT), earliest=0.1
     )
-
-    async def announced(expected: str) -> float:
-        assert process.stdout is not None
-        line = await asyncio.wait_for(process.stdout.readline(), timeout=120)
-        assert line.decode().strip() == expected
-        return time.perf_counter()
-
-    try:
-        # Time one whole batch, then kill the process somewhere inside the next.
-        began = await announced("writing 0")
-        batch = await announced("wrote 0") - began
-        await announced("writing 1")
-        await asyncio.sleep(random.uniform(0.1, 0.9) * batch)
-    finally:
-        with suppress(ProcessLookupError):
-            process.kill()
-        status = await process.wait()
-    assert status == -signal.SIGKILL, "the writer finished before it was killed"
     connection = await postgres.connect()
     try:
         for number in range(BATCHES):
