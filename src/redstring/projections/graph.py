@@ -9,6 +9,7 @@ from redstring.domain.events import (
     EntitiesMerged,
     EntityDeleted,
     MergeUndone,
+    TenantDeleted,
 )
 from redstring.domain.validation import check_collaborator
 from redstring.ports.graph_store import GraphStore
@@ -38,7 +39,7 @@ def _keep_aliases(entity: Entity, held: Entity | None) -> Entity:
 
 
 class GraphProjection:
-    """Writes extracted documents, applies merges and their undoing, and deletes entities.
+    """Writes extracted documents, applies merges and undoings, and deletes entities and tenants.
 
     Reads follow merges, and so do writes: an extracted entity whose id was
     merged away is not written back (its canonical stands for it), its
@@ -67,6 +68,8 @@ class GraphProjection:
             await self._store.upsert_relationships(event.relationships)
         elif isinstance(event, EntityDeleted):
             await self._store.delete_entity(event.entity_id, event.tenant_id)
+        elif isinstance(event, TenantDeleted):
+            await self._store.delete_by_tenant(event.tenant_id)
 
     async def _extracted(self, event: DocumentExtracted) -> None:
         ids = [entity.id for entity in event.entities]
