@@ -277,3 +277,22 @@ async def test_a_passage_mentioning_an_id_merged_since_scores_for_its_canonical_
     assert passage.graph is not None
     assert passage.graph > 0
     assert [e.entity.id for e in context.entities] == [babbage.id, ada.id]
+
+
+async def test_a_passage_is_about_the_entity_its_title_names_under_an_id_merged_since() -> None:
+    graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
+    ada, countess = make_entity(name="Ada Lovelace"), make_entity(name="Countess of Lovelace")
+    await graph.upsert_entities([ada, countess])
+    notes = SourceDocument(
+        id=SourceId("notes"), title="Countess of Lovelace", text="The Countess of Lovelace wrote."
+    )
+    await import_documents([notes], TENANT, chunks=chunks, graph=graph)
+    # Merging keeps the countess's name as Ada's alias; the mention keeps the countess's id.
+    await Consolidator(graph=graph, event_log=InMemoryEventLog()).merge(
+        TENANT, ada.id, [countess.id], reason="one person"
+    )
+    context = await ContextRetriever(
+        chunks=chunks, graph=graph, settings=ContextSettings(link_entities=False)
+    ).retrieve_context("Who wrote?", TENANT, k=2)
+    # BM25's best passage is about Ada: she seeds the walk and is the context's entity.
+    assert [e.entity.id for e in context.entities] == [ada.id]
