@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from redstring.consolidation.adjudicator import MergeQuestion, MergeVerdict
+from redstring.consolidation.ambiguity import settle_ambiguity
 from redstring.consolidation.candidates import CANDIDATE_LIMIT, candidate_pairs
 from redstring.consolidation.clustering import DisjointSets
 from redstring.consolidation.features import PassMemo, Population, PropertyKind, compare
@@ -179,6 +180,7 @@ async def resolve_profiles(
         pair: assess(features, policy, unambiguous_initial=pair in unambiguous)
         for pair, features in scored.items()
     }
+    assessed = settle_ambiguity(assessed, profiles, population, policy)
     sets = DisjointSets(len(profiles))
     guard = _Conflicts(profiles, population, policy.measure_tolerance)
     resolution = Resolution(clusters=[], candidates=len(pairs))

@@ -151,11 +151,15 @@ async def test_closure_never_joins_two_clusters_holding_different_identifiers() 
             ("Kowloon Bay", {"geonames_id": 1, "population": 1000}),
         )
     ]
-    resolution = await _resolve(cities)
+    # The id-less 1 is as close to 0 and 4 as to 2, which is kept apart from them: ambiguous,
+    # so it is asked about; told "same" for every pair, closure still never joins 2.
+    resolution = await _resolve(cities, adjudicator=Scripted({frozenset({"Kowloon Bay"})}))
     assert resolution.clusters == [[0, 1, 4]]
     joined = {(link.left, link.right) for link in resolution.links}
     assert (2, 4) not in joined
-    assert all(link.band is MergeBand.MERGE for link in resolution.links)
+    assert (1, 2) not in joined
+    assert [link.band for link in resolution.links] == [MergeBand.MERGE, MergeBand.ASK]
+    assert (await _resolve(cities)).clusters == [[0, 4]]
 
 
 async def test_an_adjudicated_link_is_in_the_ask_band_and_honours_conflicts() -> None:
@@ -178,3 +182,23 @@ async def test_an_adjudicated_link_is_in_the_ask_band_and_honours_conflicts() ->
         entities, profiles, policy=MergePolicy(ask_at=0.0), adjudicator=adjudicator
     )
     assert refused.clusters == []
+
+
+def _town(name: str, **properties: object) -> Entity:
+    return make_entity(name=name, entity_type="city", properties=properties)
+
+
+async def test_a_respelling_between_two_listed_towns_merges_with_neither() -> None:
+    entities = [
+        _town("Kolar", population=1000, aliases=["Kolaru"]),
+        _town("Kolaras", population=1000, aliases=["Kolarasa"]),
+        _town("Kolars", population=1010),
+        _town("Kolarr", population=990),
+    ]
+    profiles = [profile_of(entity) for entity in entities]
+    resolution = await resolve_profiles(entities, profiles, policy=MergePolicy())
+    assert resolution.clusters == [[0, 3]]
+    alone = entities[:1] + entities[2:]
+    profiles = [profile_of(entity) for entity in alone]
+    resolution = await resolve_profiles(alone, profiles, policy=MergePolicy())
+    assert resolution.clusters == [[0, 1, 2]]
