@@ -27,7 +27,7 @@ from redstring import (
     ScoredEntity,
 )
 from redstring.domain.blocking import prefix_key_for_name, soundex_key_for_name
-from redstring.domain.fusion import reciprocal_rank_fusion
+from redstring.domain.fusion import evidence_order, reciprocal_rank_fusion
 from redstring.domain.limits import MAX_LIMIT, MAX_QUERY_LENGTH
 from redstring.domain.names import NAME_CANDIDATE_LIMIT
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
@@ -789,3 +789,36 @@ async def test_a_lexical_match_is_a_copy_the_caller_may_change(mode: RetrievalMo
     lent = await stores.graph.find_shared_name_candidates("Ada", TENANT)
     assert sorted(entity.properties == {} for entity in lent) == [False, True, True]
     assert aliased.properties == {"aliases": ["Ada King"]}
+
+
+async def test_a_hybrid_answer_is_the_evidence_order_of_the_two_channels_answers() -> None:
+    """RRF picks the `k`, the shipped evidence orders them (ADR 0104).
+
+    Asserted against `evidence_order` over what each channel answers alone,
+    so the wiring is what is tested: a Retriever that sorted by the fused
+    score alone, or cut to `k` after reordering, gives another list.
+    """
+    stores = Stores()
+    names = ["Ada Lovelace", "Ada Byron", "Augusta Ada King", "Lovelace Institute"]
+    names += ["Charles Babbage", "Adam Lovell", "Ida Lovelock"]
+    await stores.add(*(make_entity(id=entity_id(n + 1), name=name) for n, name in enumerate(names)))
+    # Two entities the semantic channel alone finds, under another text's vector.
+    vectorless = [
+        make_entity(id=entity_id(20), name="Countess"),
+        make_entity(id=entity_id(21), name="Enchantress of Numbers"),
+    ]
+    await stores.add(*vectorless, vector=False)
+    for entity in vectorless:
+        [vector] = await stores.embeddings.embed(["Ada Lovelace, Countess"])
+        await stores.vectors.upsert(entity.id, vector, TENANT, metadata={"entity_type": "person"})
+    retriever = stores.retriever()
+    for k in (1, 3, 10):
+        semantic = await retriever.retrieve("Ada Lovlace", TENANT, k=k, mode=RetrievalMode.SEMANTIC)
+        lexical = await retriever.retrieve("Ada Lovlace", TENANT, k=k, mode=RetrievalMode.LEXICAL)
+        hybrid = await retriever.retrieve("Ada Lovlace", TENANT, k=k)
+        expected = evidence_order(
+            [(match.entity.id, match.semantic or 0.0) for match in semantic.matches],
+            [(match.entity.id, match.lexical or 0.0) for match in lexical.matches],
+            k,
+        )
+        assert [(match.entity.id, match.score) for match in hybrid.matches] == expected, k
