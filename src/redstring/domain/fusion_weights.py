@@ -38,7 +38,17 @@ class FusionWeights:
 
     def as_tuple(self) -> tuple[float, ...]:
         """The weights in feature order."""
-        return tuple(float(value) for value in astuple(self))
+        return (
+            float(self.in_semantic),
+            float(self.in_lexical),
+            float(self.in_both),
+            float(self.semantic),
+            float(self.semantic_gap),
+            float(self.lexical),
+            float(self.lexical_gap),
+            float(self.semantic_log_rank),
+            float(self.lexical_log_rank),
+        )
 
 
 #: Fitted by `bench/quality.py --embedder e5` on all four public sets
