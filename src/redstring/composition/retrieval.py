@@ -148,9 +148,9 @@ class Retriever:
         Which `k` are returned is fusion's choice: by fused score, equal
         fused scores by the sum of the component scores, higher first, then
         by `str(id)`. In `HYBRID`, with both channels answering, those `k`
-        are ordered by the calibrated evidence of ADR 0104 (each keeps its
-        fused `score`, so scores need not fall down the list); one channel
-        alone keeps its own order.
+        are ordered by the calibrated evidence of ADR 0104 and `score` is
+        each one's share of it; one channel alone keeps its own order and
+        its RRF scores.
 
         Raises:
             ValueError: a blank query, one longer than `MAX_QUERY_LENGTH` or

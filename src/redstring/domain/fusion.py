@@ -17,10 +17,10 @@ can see what fusion threw away.
 ## What the scores still decide: the order within RRF's top `k`
 
 `evidence_order` keeps RRF's choice of *which* `k` entities are returned
-and reorders them by a calibrated log-odds of each being the answer, from
-each channel's rank, score and gap to that channel's first score, with
-coefficients fitted offline on the public name sets and shipped as plain
-numbers (`fusion_weights`; ADR 0104). The scores are never added as if they
+and orders and scores them by a calibrated log-odds of each being the
+answer, from each channel's rank, score and gap to that channel's first
+score, with coefficients fitted offline on the public name sets and
+shipped as plain numbers (`fusion_weights`; ADR 0104). The scores are never added as if they
 shared a unit: each gets its own fitted weight, which is the exchange rate,
 measured rather than invented, and judged on sets it was not fitted on.
 """
@@ -135,10 +135,14 @@ def evidence_order(
 
     Which `k` are kept is `reciprocal_rank_fusion`'s choice, its equal
     scores broken by the sum of the component scores (higher first), then by
-    `str(id)` (ADR 0016). When both rankings are non-empty those `k` are
-    reordered by `weights` over `evidence_features`, higher first, equal
-    evidence keeping the RRF order; each keeps its RRF score. With one
-    ranking empty, or `weights=None`, the RRF order stands. A channel's own
+    `str(id)` (ADR 0016), and with one ranking empty, or `weights=None`,
+    that order stands and each score is the RRF score. When both rankings
+    are non-empty those `k` are reordered by `weights` over
+    `evidence_features`, higher first, equal evidence keeping the RRF
+    order, and each score is its evidence's share: the fitted chance,
+    among every candidate the two rankings hold, that it is the answer
+    (a softmax of the evidence, on `0..1`; the shares of all candidates
+    sum to 1). A channel's own
     order is never inverted by the shipped weights: within one channel a
     better rank and a higher score only add evidence (ADR 0104).
 
@@ -178,6 +182,11 @@ def evidence_order(
         )
         return math.fsum(w * f for w, f in zip(coefficients, features, strict=True))
 
-    by_id = {entity_id: evidence(entity_id) for entity_id, _ in fused}
-    fused.sort(key=lambda item: -by_id[item[0]])  # stable: equal evidence keeps RRF's order
-    return fused
+    # The share is over every candidate the channels returned, which is what
+    # the weights were fitted to choose among, not only over the `k` kept.
+    every = {entity_id: evidence(entity_id) for entity_id in {*placed_semantic, *placed_lexical}}
+    peak = max(every.values())
+    total = math.fsum(math.exp(value - peak) for value in every.values())
+    kept = [entity_id for entity_id, _ in fused]
+    kept.sort(key=lambda entity_id: -every[entity_id])  # stable: equal evidence keeps RRF's order
+    return [(entity_id, math.exp(every[entity_id] - peak) / total) for entity_id in kept]

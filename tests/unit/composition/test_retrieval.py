@@ -236,7 +236,9 @@ async def test_a_result_reports_both_component_scores_when_both_channels_ranked(
     [match] = (await stores.retriever().retrieve("Ada Lovelace", TENANT)).matches
     assert match.semantic == pytest.approx(1.0)
     assert match.lexical == 1.0
-    assert match.score == pytest.approx(2 / 61)
+    # Both channels answered: the score is the evidence's share (ADR 0104),
+    # all of it, as the channels returned no other candidate.
+    assert match.score == pytest.approx(1.0)
 
 
 async def test_a_semantic_only_mode_leaves_lexical_none() -> None:
@@ -677,7 +679,7 @@ async def test_a_tie_in_the_fused_score_is_broken_by_the_evidence_not_the_id() -
     fused = reciprocal_rank_fusion([[weak.id], [exact.id]])
     assert fused[0][1] == fused[1][1] == 1 / 61
     assert [match.entity for match in result.matches] == [exact]
-    assert result.matches[0].score == 1 / 61
+    assert 0.5 < result.matches[0].score < 1.0  # its evidence's share of the two (ADR 0104)
 
 
 async def test_a_lexical_only_retriever_needs_no_embedding_provider() -> None:

@@ -45,24 +45,37 @@ def test_without_weights_the_order_is_rrf_with_the_evidence_tie_break() -> None:
     assert fused == [(B, 1 / 61), (A, 1 / 61)]
 
 
-def test_the_weights_reorder_the_k_and_each_keeps_its_rrf_score() -> None:
-    """C is in both lists (2/63), A and B first in one each (1/61)."""
+def test_the_weights_reorder_the_k_and_score_each_by_its_share() -> None:
+    """C is in both lists (RRF 2/63), A and B first in one each (1/61).
+
+    Only the lexical score counts, so the shares are a softmax of it over
+    all five candidates: literals, from exp(.99), exp(.7), exp(.5) and two
+    exp(0).
+    """
     semantic = [(A, 0.95), (D, 0.94), (C, 0.93)]
     lexical = [(B, 0.99), (E, 0.7), (C, 0.5)]
     fused = evidence_order(semantic, lexical, 10, LEXICAL_ONLY)
     assert [entity_id for entity_id, _ in fused] == [B, E, C, A, D]
-    scores = dict(fused)
-    assert scores[C] == pytest.approx(2 / 63)
-    assert scores[B] == pytest.approx(1 / 61)
+    shares = dict(fused)
+    assert shares[B] == pytest.approx(0.3222, abs=1e-4)
+    assert shares[A] == pytest.approx(0.1197, abs=1e-4)
+    assert math.fsum(shares.values()) == pytest.approx(1.0)
+
+
+def test_the_shares_are_over_every_candidate_not_only_the_k_kept() -> None:
+    """At k=2 the two kept do not sum to 1: the three cut still hold their share."""
+    semantic = [(A, 0.95), (D, 0.94), (C, 0.93)]
+    lexical = [(B, 0.99), (E, 0.7), (C, 0.5)]
+    fused = evidence_order(semantic, lexical, 2, LEXICAL_ONLY)
+    assert math.fsum(share for _, share in fused) < 0.9
 
 
 def test_which_k_are_kept_is_rrfs_choice_not_the_weights() -> None:
     """The weights prefer B; at k=1 RRF keeps C, found by both, and so does the answer."""
     semantic = [(A, 0.95), (C, 0.93)]
     lexical = [(B, 0.99), (C, 0.5)]
-    [(kept, score)] = evidence_order(semantic, lexical, 1, LEXICAL_ONLY)
+    [(kept, _)] = evidence_order(semantic, lexical, 1, LEXICAL_ONLY)
     assert kept == C
-    assert score == pytest.approx(2 / 62)
 
 
 def test_a_channel_alone_keeps_its_own_order_whatever_the_weights() -> None:
@@ -76,9 +89,10 @@ def test_equal_evidence_keeps_the_rrf_order() -> None:
     """Zero weights give every candidate the same evidence: the order is RRF's."""
     semantic = [(A, 0.9), (C, 0.8)]
     lexical = [(B, 0.95), (D, 0.7)]
-    assert evidence_order(semantic, lexical, 10, ZERO) == evidence_order(
-        semantic, lexical, 10, None
-    )
+    even = evidence_order(semantic, lexical, 10, ZERO)
+    plain = evidence_order(semantic, lexical, 10, None)
+    assert [each for each, _ in even] == [each for each, _ in plain]
+    assert [share for _, share in even] == [0.25] * 4
 
 
 def test_a_repeated_id_counts_at_its_first_position() -> None:
@@ -156,5 +170,9 @@ def test_the_kept_ids_are_rrfs_top_k_for_any_weights(
 
     semantic, lexical = ranked(semantic_ids), ranked(lexical_ids)
     plain = evidence_order(semantic, lexical, k, None)
+    kept = sorted(each for each, _ in plain)
     for weights in (SHIPPED_FUSION_WEIGHTS, LEXICAL_ONLY, replace(ZERO, in_lexical=-5.0)):
-        assert sorted(evidence_order(semantic, lexical, k, weights)) == sorted(plain)
+        fused = evidence_order(semantic, lexical, k, weights)
+        assert sorted(each for each, _ in fused) == kept
+        shares = [share for _, share in fused]
+        assert shares == sorted(shares, reverse=True)
