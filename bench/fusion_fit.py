@@ -77,9 +77,36 @@ def _padded(queries: Sequence[FusionQuery]) -> tuple[NDArray[np.float64], NDArra
     return features, targets
 
 
+#: The sign each channel's own order needs (ADR 0104): a higher score adds
+#: evidence (+1), a larger gap to the first and a worse rank subtract (-1);
+#: 0 is free. A fit that wants another sign has that weight held at 0.
+SIGNS = (0, 0, 0, 1, -1, 1, -1, -1, -1)
+
+
 def fit(sets: Sequence[Sequence[FusionQuery]], l2: float = L2) -> FusionWeights:
-    """The weights that best pick each query's right answer, every set weighing the same."""
+    """The weights that best pick each query's right answer, every set weighing the same.
+
+    Each weight keeps the sign in `SIGNS`: one the unconstrained fit gives
+    the other sign is held at 0 and the rest refitted, until none is.
+    Fitted on one kind of set alone, an unconstrained fit can invert a
+    channel's order, which no held-out set of another kind survives.
+    """
     data = [_padded(queries) for queries in sets]
+    free = np.ones(FEATURES, dtype=bool)
+    while True:
+        weights = _newton(data, l2, free)
+        wrong = free & (np.asarray(SIGNS) * weights < 0)
+        if not wrong.any():
+            return FusionWeights(*(round(float(each), 3) for each in weights))
+        free &= ~wrong
+
+
+def _newton(
+    data: Sequence[tuple[NDArray[np.float64], NDArray[np.float64]]],
+    l2: float,
+    free: NDArray[np.bool_],
+) -> NDArray[np.float64]:
+    """The penalised listwise fit over the `free` weights; the others stay 0."""
     weights = np.zeros(FEATURES)
     for _ in range(50):
         gradient = l2 * weights
@@ -101,11 +128,12 @@ def fit(sets: Sequence[Sequence[FusionQuery]], l2: float = L2) -> FusionWeights:
                 np.einsum("qm,qmf,qmg->fg", chance, features, features)
                 - np.einsum("qf,qg->fg", mean, mean)
             )
-        step = np.linalg.solve(hessian, gradient)
+        step = np.zeros(FEATURES)
+        step[free] = np.linalg.solve(hessian[np.ix_(free, free)], gradient[free])
         weights -= step
         if float(np.abs(step).max()) < 1e-9:
             break
-    return FusionWeights(*(round(float(each), 3) for each in weights))
+    return weights
 
 
 def judge(

@@ -70,3 +70,25 @@ def test_a_query_without_a_right_candidate_does_not_move_the_fit() -> None:
     )
     base = lexical_knows(15, 0)
     assert fit([[*base, lost]]) == fit([base])
+
+
+def test_a_fit_never_gives_a_weight_the_sign_that_inverts_a_channel() -> None:
+    """Every right answer is the semantic channel's last: a worse rank would count for it.
+
+    Unconstrained, the fit would make the semantic rank's weight positive
+    and invert the channel; held to its sign, that weight stays at or below 0.
+    """
+    queries = []
+    for n in range(30):
+        ranked = tuple((entity(100 * n + place), 0.95 - place / 100) for place in range(5))
+        queries.append(
+            FusionQuery(
+                semantic=ranked,
+                lexical=((entity(90_000 + n), 0.8),),
+                gold=frozenset({ranked[-1][0]}),
+            )
+        )
+    weights = fit([queries])
+    assert weights.semantic_log_rank <= 0
+    assert weights.semantic >= 0
+    assert weights.semantic_gap <= 0
