@@ -8,10 +8,14 @@ keys when fewer than `k` candidates pass the type filter (ADR 0042), and
 scores them with `lexical_score`; equal scores break by `unit_overlap`.
 A graph with no name index (an `EntityReader` alone) gives the blocking-key
 groups as the only candidates.
-`reciprocal_rank_fusion` combines the two id rankings; ties in the fused
-score break by the evidence (the component scores), and only then by id
-(ADR 0016). This module only orchestrates: scoring and fusion are pure
-functions in `domain`.
+`reciprocal_rank_fusion` combines the two id rankings and picks the best
+`k`; ties in the fused score break by the evidence (the component scores),
+and only then by id (ADR 0016). In `HYBRID` those `k` are then ordered by
+`evidence_order`'s calibrated log-odds over each channel's rank, score and
+gap to its first score, with shipped coefficients (ADR 0104), so a weak
+lexical-only answer follows a confident semantic one instead of tying it.
+This module only orchestrates: scoring and fusion are pure functions in
+`domain`.
 
 Lexical recall is bounded by the name index. A query that shares fewer than
 `MIN_SHARED_UNITS` trigrams with every name and alias of an entity, and no
@@ -36,7 +40,7 @@ from typing import TYPE_CHECKING
 
 from redstring.domain.blocking import query_blocking_keys
 from redstring.domain.exceptions import DimensionMismatchError
-from redstring.domain.fusion import reciprocal_rank_fusion
+from redstring.domain.fusion import evidence_order
 from redstring.domain.lexical import lexical_scores
 from redstring.domain.limits import MAX_LIMIT
 from redstring.domain.names import unit_overlap
@@ -70,11 +74,6 @@ if TYPE_CHECKING:
 #: bench's four sets, 50 gave lexical R@1 and R@10 as good as 100 or 500, at
 #: a tenth of the cost of 500; see ADR 0014.
 _LEXICAL_CANDIDATES = 50
-
-
-def _evidence(semantic: float | None, lexical: float | None) -> float:
-    """What breaks a tie in the fused score: the component scores, summed."""
-    return (semantic or 0.0) + (lexical or 0.0)
 
 
 class Retriever:
@@ -146,8 +145,12 @@ class Retriever:
         that ranked it. See the module docstring for what lexical recall
         cannot reach and for vector matches the graph lacks.
 
-        Matches are ordered by fused score; equal fused scores by the sum of
-        the component scores, higher first; then by `str(id)`.
+        Which `k` are returned is fusion's choice: by fused score, equal
+        fused scores by the sum of the component scores, higher first, then
+        by `str(id)`. In `HYBRID`, with both channels answering, those `k`
+        are ordered by the calibrated evidence of ADR 0104 and `score` is
+        each one's share of it; one channel alone keeps its own order and
+        its RRF scores.
 
         Raises:
             ValueError: a blank query, one longer than `MAX_QUERY_LENGTH` or
@@ -195,24 +198,10 @@ class Retriever:
         # Keyed by `id.int` from here on: a `UUID` hashes in Python, an `int` in C.
         semantic_scores = {entity_id.int: score for entity_id, score in semantic}
         lexical_scores = {entity_id.int: scored for entity_id, scored in lexical.items()}
-        fused = reciprocal_rank_fusion([[entity_id for entity_id, _ in semantic], list(lexical)])
-        if len({score for _, score in fused}) < len(fused):
-            # Fusion orders equal scores by `str(id)`; they break by the
-            # evidence first. Distinct scores are in order already.
-            def evidence(key: int) -> float:
-                lexical_match = lexical_scores.get(key)
-                return _evidence(
-                    semantic_scores.get(key), None if lexical_match is None else lexical_match[1]
-                )
-
-            fused.sort(
-                key=lambda item: (
-                    -item[1],
-                    -evidence(item[0].int),
-                    item[0].int,  # the order of `str(id)`: fixed-width lowercase hex
-                )
-            )
-        del fused[k:]
+        # RRF picks the `k`; the calibrated evidence orders them (ADR 0104).
+        fused = evidence_order(
+            semantic, [(entity_id, scored[1]) for entity_id, scored in lexical.items()], k
+        )
         entities = {key: entity for key, (entity, _) in lexical_scores.items()}
         missing = [entity_id for entity_id, _ in fused if entity_id.int not in entities]
         if missing:

@@ -13,12 +13,25 @@ The cost is real and worth stating: RRF discards magnitude, so a semantic
 match at `0.99` and one at `0.51` contribute equally if both are ranked
 first. That is why `ScoredEntity` retains the component scores -- the caller
 can see what fusion threw away.
+
+## What the scores still decide: the order within RRF's top `k`
+
+`evidence_order` keeps RRF's choice of *which* `k` entities are returned
+and orders and scores them by a calibrated log-odds of each being the
+answer, from each channel's rank, score and gap to that channel's first
+score, with coefficients fitted offline on the public name sets and
+shipped as plain numbers (`fusion_weights`; ADR 0104). The scores are never added as if they
+shared a unit: each gets its own fitted weight, which is the exchange rate,
+measured rather than invented, and judged on sets it was not fitted on.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import TYPE_CHECKING
+
+from redstring.domain.fusion_weights import SHIPPED_FUSION_WEIGHTS, FusionWeights
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -71,3 +84,109 @@ def reciprocal_rank_fusion(
             seen.add(entity_id)
             scores[entity_id] += 1.0 / (RRF_K + position + 1)
     return sorted(scores.items(), key=lambda item: (-item[1], str(item[0])))
+
+
+#: Where a channel put an entity: its 1-based rank and its score, or `None`.
+Placed = tuple[int, float] | None
+
+
+def evidence_features(
+    semantic: Placed, lexical: Placed, semantic_top: float, lexical_top: float
+) -> tuple[float, ...]:
+    """One candidate's features, in `FusionWeights`' order.
+
+    `semantic` and `lexical` are the candidate's (rank, score) in each
+    channel, `None` where that channel did not return it; `semantic_top` and
+    `lexical_top` are each channel's first score. A missing channel adds
+    nothing but its absence: every feature of it is `0.0`.
+    """
+    in_semantic = semantic is not None
+    in_lexical = lexical is not None
+    semantic_rank, semantic_score = semantic if semantic is not None else (1, 0.0)
+    lexical_rank, lexical_score = lexical if lexical is not None else (1, 0.0)
+    return (
+        float(in_semantic),
+        float(in_lexical),
+        float(in_semantic and in_lexical),
+        semantic_score,
+        semantic_top - semantic_score if in_semantic else 0.0,
+        lexical_score,
+        lexical_top - lexical_score if in_lexical else 0.0,
+        math.log(semantic_rank),
+        math.log(lexical_rank),
+    )
+
+
+def _placed(ranking: Sequence[tuple[EntityId, float]]) -> dict[EntityId, tuple[int, float]]:
+    """Each id's (1-based rank, score) at its first, best, position."""
+    placed: dict[EntityId, tuple[int, float]] = {}
+    for position, (entity_id, score) in enumerate(ranking, start=1):
+        placed.setdefault(entity_id, (position, score))
+    return placed
+
+
+def evidence_order(
+    semantic: Sequence[tuple[EntityId, float]],
+    lexical: Sequence[tuple[EntityId, float]],
+    k: int,
+    weights: FusionWeights | None = SHIPPED_FUSION_WEIGHTS,
+) -> list[tuple[EntityId, float]]:
+    """RRF's best `k` of two (id, score) rankings, ordered by the calibrated evidence.
+
+    Which `k` are kept is `reciprocal_rank_fusion`'s choice, its equal
+    scores broken by the sum of the component scores (higher first), then by
+    `str(id)` (ADR 0016), and with one ranking empty, or `weights=None`,
+    that order stands and each score is the RRF score. When both rankings
+    are non-empty those `k` are reordered by `weights` over
+    `evidence_features`, higher first, equal evidence keeping the RRF
+    order, and each score is its evidence's share: the fitted chance,
+    among every candidate the two rankings hold, that it is the answer
+    (a softmax of the evidence, on `0..1`; the shares of all candidates
+    sum to 1). A channel's own
+    order is never inverted by the shipped weights: within one channel a
+    better rank and a higher score only add evidence (ADR 0104).
+
+    Raises:
+        ValueError: a negative `k`.
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+        raise ValueError(f"k must be a non-negative int, got {k!r}")
+    placed_semantic, placed_lexical = _placed(semantic), _placed(lexical)
+    fused = reciprocal_rank_fusion(
+        [[entity_id for entity_id, _ in semantic], [entity_id for entity_id, _ in lexical]]
+    )
+
+    def component_sum(entity_id: EntityId) -> float:
+        at_semantic = placed_semantic.get(entity_id)
+        at_lexical = placed_lexical.get(entity_id)
+        return (0.0 if at_semantic is None else at_semantic[1]) + (
+            0.0 if at_lexical is None else at_lexical[1]
+        )
+
+    if len({score for _, score in fused}) < len(fused):
+        # Fusion orders equal scores by `str(id)`; they break by the evidence
+        # first. Distinct scores are in order already.
+        fused.sort(key=lambda item: (-item[1], -component_sum(item[0]), str(item[0])))
+    del fused[k:]
+    if weights is None or not semantic or not lexical:
+        return fused
+    coefficients = weights.as_tuple()
+    semantic_top, lexical_top = semantic[0][1], lexical[0][1]
+
+    def evidence(entity_id: EntityId) -> float:
+        features = evidence_features(
+            placed_semantic.get(entity_id),
+            placed_lexical.get(entity_id),
+            semantic_top,
+            lexical_top,
+        )
+        return math.fsum(w * f for w, f in zip(coefficients, features, strict=True))
+
+    # The share is over every candidate the channels returned, which is what
+    # the weights were fitted to choose among, not only over the `k` kept.
+    every = {entity_id: evidence(entity_id) for entity_id in {*placed_semantic, *placed_lexical}}
+    peak = max(every.values())
+    total = math.fsum(math.exp(value - peak) for value in every.values())
+    kept = [entity_id for entity_id, _ in fused]
+    kept.sort(key=lambda entity_id: -every[entity_id])  # stable: equal evidence keeps RRF's order
+    return [(entity_id, math.exp(every[entity_id] - peak) / total) for entity_id in kept]

@@ -15,6 +15,13 @@ as channels are added. Reusing the bare name `score` for a differently-scaled
 number is exactly the trap `domain/vector.py` warns about, so the scale is
 stated here, where the type is defined, rather than left to a how-to.
 
+In `HYBRID`, when both channels answered, `score` is instead the
+calibrated evidence's share (ADR 0104): the fitted chance, among every
+candidate the two channels returned, that this one is the answer, on
+`0..1`. It is still ordinal for a caller: it orders the result, and a
+share near 1 says the channels agree, not that the match is good. To
+judge a match, threshold a component score.
+
 ## `None` and `0.0` are different facts
 
 `semantic` and `lexical` are `None` when that channel did not rank the entity
@@ -47,7 +54,8 @@ class ScoredEntity(BaseModel):
     """One entity a retrieval returned, with the scores that put it there."""
 
     entity: Entity
-    #: Fused, ordinal, unbounded. See the module docstring.
+    #: Fused, ordinal: RRF's score, or in `HYBRID` with both channels
+    #: answering the evidence's share. See the module docstring.
     score: float
     #: `VectorMatch` scale (cosine mapped onto 0..1), or `None` if the
     #: semantic channel did not rank this entity.

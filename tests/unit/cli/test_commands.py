@@ -419,7 +419,8 @@ def test_search_json_has_ids_types_properties_and_both_scores(tmp_path: Path, pe
         "id": str(ada.id),
         "name": "Ada Lovelace",
         "entity_type": "person",
-        "score": pytest.approx(2 / 61),
+        # Both channels' one answer: all of the evidence's share (ADR 0104).
+        "score": pytest.approx(1.0),
         "semantic": pytest.approx(1.0),
         "lexical": pytest.approx(1.0),
         "properties": {"born": "1815"},

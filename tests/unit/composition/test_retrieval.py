@@ -27,7 +27,7 @@ from redstring import (
     ScoredEntity,
 )
 from redstring.domain.blocking import prefix_key_for_name, soundex_key_for_name
-from redstring.domain.fusion import reciprocal_rank_fusion
+from redstring.domain.fusion import evidence_order, reciprocal_rank_fusion
 from redstring.domain.limits import MAX_LIMIT, MAX_QUERY_LENGTH
 from redstring.domain.names import NAME_CANDIDATE_LIMIT
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
@@ -236,7 +236,9 @@ async def test_a_result_reports_both_component_scores_when_both_channels_ranked(
     [match] = (await stores.retriever().retrieve("Ada Lovelace", TENANT)).matches
     assert match.semantic == pytest.approx(1.0)
     assert match.lexical == 1.0
-    assert match.score == pytest.approx(2 / 61)
+    # Both channels answered: the score is the evidence's share (ADR 0104),
+    # all of it, as the channels returned no other candidate.
+    assert match.score == pytest.approx(1.0)
 
 
 async def test_a_semantic_only_mode_leaves_lexical_none() -> None:
@@ -677,7 +679,7 @@ async def test_a_tie_in_the_fused_score_is_broken_by_the_evidence_not_the_id() -
     fused = reciprocal_rank_fusion([[weak.id], [exact.id]])
     assert fused[0][1] == fused[1][1] == 1 / 61
     assert [match.entity for match in result.matches] == [exact]
-    assert result.matches[0].score == 1 / 61
+    assert 0.5 < result.matches[0].score < 1.0  # its evidence's share of the two (ADR 0104)
 
 
 async def test_a_lexical_only_retriever_needs_no_embedding_provider() -> None:
@@ -789,3 +791,36 @@ async def test_a_lexical_match_is_a_copy_the_caller_may_change(mode: RetrievalMo
     lent = await stores.graph.find_shared_name_candidates("Ada", TENANT)
     assert sorted(entity.properties == {} for entity in lent) == [False, True, True]
     assert aliased.properties == {"aliases": ["Ada King"]}
+
+
+async def test_a_hybrid_answer_is_the_evidence_order_of_the_two_channels_answers() -> None:
+    """RRF picks the `k`, the shipped evidence orders them (ADR 0104).
+
+    Asserted against `evidence_order` over what each channel answers alone,
+    so the wiring is what is tested: a Retriever that sorted by the fused
+    score alone, or cut to `k` after reordering, gives another list.
+    """
+    stores = Stores()
+    names = ["Ada Lovelace", "Ada Byron", "Augusta Ada King", "Lovelace Institute"]
+    names += ["Charles Babbage", "Adam Lovell", "Ida Lovelock"]
+    await stores.add(*(make_entity(id=entity_id(n + 1), name=name) for n, name in enumerate(names)))
+    # Two entities the semantic channel alone finds, under another text's vector.
+    vectorless = [
+        make_entity(id=entity_id(20), name="Countess"),
+        make_entity(id=entity_id(21), name="Enchantress of Numbers"),
+    ]
+    await stores.add(*vectorless, vector=False)
+    for entity in vectorless:
+        [vector] = await stores.embeddings.embed(["Ada Lovelace, Countess"])
+        await stores.vectors.upsert(entity.id, vector, TENANT, metadata={"entity_type": "person"})
+    retriever = stores.retriever()
+    for k in (1, 3, 10):
+        semantic = await retriever.retrieve("Ada Lovlace", TENANT, k=k, mode=RetrievalMode.SEMANTIC)
+        lexical = await retriever.retrieve("Ada Lovlace", TENANT, k=k, mode=RetrievalMode.LEXICAL)
+        hybrid = await retriever.retrieve("Ada Lovlace", TENANT, k=k)
+        expected = evidence_order(
+            [(match.entity.id, match.semantic or 0.0) for match in semantic.matches],
+            [(match.entity.id, match.lexical or 0.0) for match in lexical.matches],
+            k,
+        )
+        assert [(match.entity.id, match.score) for match in hybrid.matches] == expected, k

@@ -1,0 +1,68 @@
+"""The shipped coefficients of the evidence order: plain numbers, fitted offline.
+
+`bench/quality.py` fits them on the four public name sets (FEBRL4,
+countrynames, FEBRL3 mentions, nicknames), each set weighing the same,
+and judges them leave-one-set-out before they are copied here
+(ADR 0104). Nothing is trained at run time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import astuple, dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class FusionWeights:
+    """One coefficient per feature of `evidence_features`, in its order.
+
+    A candidate's evidence is the sum of each weight times its feature: a
+    log-odds, up to a constant per query, that the candidate is the answer.
+    """
+
+    in_semantic: float
+    in_lexical: float
+    in_both: float
+    semantic: float
+    semantic_gap: float
+    lexical: float
+    lexical_gap: float
+    semantic_log_rank: float
+    lexical_log_rank: float
+
+    def __post_init__(self) -> None:
+        for value in astuple(self):
+            if not isinstance(value, float | int) or isinstance(value, bool) or value != value:
+                raise ValueError(f"a fusion weight must be a finite number, got {value!r}")
+            if value in (float("inf"), float("-inf")):
+                raise ValueError(f"a fusion weight must be a finite number, got {value!r}")
+
+    def as_tuple(self) -> tuple[float, ...]:
+        """The weights in feature order."""
+        return (
+            float(self.in_semantic),
+            float(self.in_lexical),
+            float(self.in_both),
+            float(self.semantic),
+            float(self.semantic_gap),
+            float(self.lexical),
+            float(self.lexical_gap),
+            float(self.semantic_log_rank),
+            float(self.lexical_log_rank),
+        )
+
+
+#: Fitted by `bench/quality.py --embedder e5` on all four public sets
+#: (multilingual-e5-small vectors; L2 0.01). The signs are what keep each
+#: channel's own order: a higher score and a better rank never count
+#: against a candidate (ADR 0104).
+SHIPPED_FUSION_WEIGHTS = FusionWeights(
+    in_semantic=0.969,
+    in_lexical=0.161,
+    in_both=1.129,
+    semantic=1.428,
+    semantic_gap=-0.431,
+    lexical=2.867,
+    lexical_gap=-2.132,
+    semantic_log_rank=-1.477,
+    lexical_log_rank=-1.082,
+)
