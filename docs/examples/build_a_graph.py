@@ -66,7 +66,10 @@ async def main() -> dict[str, list[str]]:
     result = await retriever.retrieve("Charles Babage", tenant, k=3)
     for match in result.matches:  # None: that channel did not rank the entity
         scores = [f"{s:.3f}" if s is not None else "-" for s in (match.semantic, match.lexical)]
-        print(f"{match.entity.name:<18} fused {match.score:.4f}  semantic/lexical", *scores)
+        line = f"{match.entity.name:<18} fused {match.score:.4f}"
+        if match.evidence is not None:  # hybrid, both channels answering
+            line += f"  evidence {match.evidence:.3f}"
+        print(line + "  semantic/lexical", *scores)
     found = [match.entity.name for match in result.matches]
     return {"people": people, "neighbours": neighbours, "found": found}
 

@@ -60,13 +60,13 @@ async def main() -> dict[str, object]:
         result = await retriever.retrieve("Acme Corp", tenant, k=3, mode=mode)
         embed_calls[mode.value] = len(embeddings.calls) - before
         print(f"{mode.value}:")
-        for match in result.matches:  # "-": that channel did not rank the entity
-            scores = [f"{s:.3f}" if s is not None else "-" for s in (match.semantic, match.lexical)]
-            print(f"  {match.entity.name:<18} fused {match.score:.4f}  semantic/lexical", *scores)
+        for m in result.matches:  # "-": that channel did not rank the entity
+            scores = [f"{s:.3f}" if s is not None else "-" for s in (m.semantic, m.lexical)]
+            evidence = "" if m.evidence is None else f"  evidence {m.evidence:.3f}"
+            print(f"  {m.entity.name:<18} fused {m.score:.4f}{evidence}  semantic/lexical", *scores)
     result = await retriever.retrieve("Charles Babbage", tenant, entity_types=["organization"])
     organizations = [match.entity.name for match in result.matches]
     print("Charles Babbage among organizations:", ", ".join(organizations))
-
     reached = {}
     print(f"{'query':<25} {'what it changes':<23} lexical channel")
     for query, change in QUERIES.items():

@@ -256,7 +256,9 @@ async def search(
             id=str(match.entity.id),
             name=match.entity.name,
             entity_type=match.entity.entity_type,
-            score=match.score,
+            # The column that orders the table: the evidence share when both
+            # channels answered (ADR 0104), else the fused RRF score.
+            score=match.score if match.evidence is None else match.evidence,
             semantic=match.semantic,
             lexical=match.lexical,
             properties=match.entity.properties,

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 
 from redstring.domain.blocking import query_blocking_keys
 from redstring.domain.exceptions import DimensionMismatchError
-from redstring.domain.fusion import evidence_order
+from redstring.domain.fusion import evidence_order, reciprocal_rank_fusion
 from redstring.domain.lexical import lexical_scores
 from redstring.domain.limits import MAX_LIMIT
 from redstring.domain.names import unit_overlap
@@ -147,10 +147,10 @@ class Retriever:
 
         Which `k` are returned is fusion's choice: by fused score, equal
         fused scores by the sum of the component scores, higher first, then
-        by `str(id)`. In `HYBRID`, with both channels answering, those `k`
-        are ordered by the calibrated evidence of ADR 0104 and `score` is
-        each one's share of it; one channel alone keeps its own order and
-        its RRF scores.
+        by `str(id)`. `score` is always that fused (RRF) score. In `HYBRID`,
+        with both channels answering, those `k` are ordered by the
+        calibrated evidence of ADR 0104, each one's share of it in
+        `evidence`; one channel alone keeps its own order.
 
         Raises:
             ValueError: a blank query, one longer than `MAX_QUERY_LENGTH` or
@@ -198,9 +198,14 @@ class Retriever:
         # Keyed by `id.int` from here on: a `UUID` hashes in Python, an `int` in C.
         semantic_scores = {entity_id.int: score for entity_id, score in semantic}
         lexical_scores = {entity_id.int: scored for entity_id, scored in lexical.items()}
-        # RRF picks the `k`; the calibrated evidence orders them (ADR 0104).
-        fused = evidence_order(
-            semantic, [(entity_id, scored[1]) for entity_id, scored in lexical.items()], k
+        # RRF picks the `k` and scores them; the calibrated evidence orders them (ADR 0104).
+        lexical_ranking = [(entity_id, scored[1]) for entity_id, scored in lexical.items()]
+        fused = evidence_order(semantic, lexical_ranking, k)
+        shared = bool(semantic) and bool(lexical_ranking)
+        rrf = (
+            dict(reciprocal_rank_fusion([[entity_id for entity_id, _ in semantic], list(lexical)]))
+            if shared
+            else {}
         )
         entities = {key: entity for key, (entity, _) in lexical_scores.items()}
         missing = [entity_id for entity_id, _ in fused if entity_id.int not in entities]
@@ -216,9 +221,10 @@ class Retriever:
                 matches.append(
                     ScoredEntity(
                         entity=found,
-                        score=score,
+                        score=rrf[entity_id] if shared else score,
                         semantic=semantic_scores.get(key),
                         lexical=None if lexical_match is None else lexical_match[1],
+                        evidence=score if shared else None,
                     )
                 )
         return RetrievalResult(query=query, matches=matches)

@@ -15,12 +15,14 @@ as channels are added. Reusing the bare name `score` for a differently-scaled
 number is exactly the trap `domain/vector.py` warns about, so the scale is
 stated here, where the type is defined, rather than left to a how-to.
 
-In `HYBRID`, when both channels answered, `score` is instead the
-calibrated evidence's share (ADR 0104): the fitted chance, among every
+`evidence` is what orders a `HYBRID` result when both channels answered:
+the calibrated evidence's share (ADR 0104), the fitted chance, among every
 candidate the two channels returned, that this one is the answer, on
-`0..1`. It is still ordinal for a caller: it orders the result, and a
-share near 1 says the channels agree, not that the match is good. To
-judge a match, threshold a component score.
+`0..1`. Fusion still chooses which `k` are returned and `score` stays
+their RRF score, so within such a result `score` need not fall in the
+order; `evidence` does. A share near 1 says the channels agree, not that
+the match is good: to judge a match, threshold a component score.
+`evidence` is `None` whenever one channel ranked alone.
 
 ## `None` and `0.0` are different facts
 
@@ -54,14 +56,16 @@ class ScoredEntity(BaseModel):
     """One entity a retrieval returned, with the scores that put it there."""
 
     entity: Entity
-    #: Fused, ordinal: RRF's score, or in `HYBRID` with both channels
-    #: answering the evidence's share. See the module docstring.
+    #: Fused, ordinal, unbounded. See the module docstring.
     score: float
     #: `VectorMatch` scale (cosine mapped onto 0..1), or `None` if the
     #: semantic channel did not rank this entity.
     semantic: float | None = Field(default=None, ge=0.0, le=1.0)
     #: Jaro-Winkler on 0..1, or `None` if the lexical channel did not rank it.
     lexical: float | None = Field(default=None, ge=0.0, le=1.0)
+    #: The calibrated evidence's share on 0..1, which orders a `HYBRID`
+    #: result both channels answered; `None` otherwise (ADR 0104).
+    evidence: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
 class RetrievalResult(BaseModel):

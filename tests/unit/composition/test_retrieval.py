@@ -236,9 +236,10 @@ async def test_a_result_reports_both_component_scores_when_both_channels_ranked(
     [match] = (await stores.retriever().retrieve("Ada Lovelace", TENANT)).matches
     assert match.semantic == pytest.approx(1.0)
     assert match.lexical == 1.0
-    # Both channels answered: the score is the evidence's share (ADR 0104),
-    # all of it, as the channels returned no other candidate.
-    assert match.score == pytest.approx(1.0)
+    assert match.score == pytest.approx(2 / 61)
+    # Both channels answered: the evidence's share orders the result (ADR
+    # 0104), all of it here, as the channels returned no other candidate.
+    assert match.evidence == pytest.approx(1.0)
 
 
 async def test_a_semantic_only_mode_leaves_lexical_none() -> None:
@@ -679,7 +680,10 @@ async def test_a_tie_in_the_fused_score_is_broken_by_the_evidence_not_the_id() -
     fused = reciprocal_rank_fusion([[weak.id], [exact.id]])
     assert fused[0][1] == fused[1][1] == 1 / 61
     assert [match.entity for match in result.matches] == [exact]
-    assert 0.5 < result.matches[0].score < 1.0  # its evidence's share of the two (ADR 0104)
+    assert result.matches[0].score == 1 / 61
+    evidence = result.matches[0].evidence
+    assert evidence is not None
+    assert 0.5 < evidence < 1.0  # its share of the two (ADR 0104)
 
 
 async def test_a_lexical_only_retriever_needs_no_embedding_provider() -> None:
@@ -735,6 +739,7 @@ async def test_a_result_is_what_validating_its_fields_would_build() -> None:
                     score=match.score,
                     semantic=match.semantic,
                     lexical=match.lexical,
+                    evidence=match.evidence,
                 )
                 for match in result.matches
             ],
@@ -823,4 +828,16 @@ async def test_a_hybrid_answer_is_the_evidence_order_of_the_two_channels_answers
             [(match.entity.id, match.lexical or 0.0) for match in lexical.matches],
             k,
         )
-        assert [(match.entity.id, match.score) for match in hybrid.matches] == expected, k
+        assert [(match.entity.id, match.evidence) for match in hybrid.matches] == expected, k
+        # The score stays the fused RRF score of the two channels' rankings.
+        rrf = dict(
+            reciprocal_rank_fusion(
+                [
+                    [match.entity.id for match in semantic.matches],
+                    [match.entity.id for match in lexical.matches],
+                ]
+            )
+        )
+        assert [match.score for match in hybrid.matches] == [
+            rrf[match.entity.id] for match in hybrid.matches
+        ], k
