@@ -3,12 +3,13 @@
 Tables, in the adapter's schema (`redstring` unless told otherwise), laid
 out as the SQLite store's (ADR 0062):
 
-- `chunk_tenants`: per tenant, its BM25 statistics and its next slot and
-  write number. A write locks its tenants' rows, so writes to one tenant
-  take turns.
+- `chunk_tenants`: per tenant, its BM25 statistics, its next slot and
+  write number and its list of posting segments. A write locks its
+  tenants' rows, so writes to one tenant take turns.
 - `chunk_chunks`: one row per `(tenant_id, chunk_id)`, with its slot.
-- `chunk_terms` and `chunk_postings`: per term, its document frequency and
-  its segments of `redstring.chunks.postings` entries.
+- `chunk_segments`: per `(tenant_id, segment, term)`, the change the
+  segment makes to the term's document frequency and its
+  `redstring.chunks.postings` entries (stored uncompressed).
 - `chunk_mentions`: one row per mention.
 
 Every write is one transaction; a search reads in one repeatable-read
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 from redstring.chunks import postings as shared
-from redstring.chunks.postings import PostingChanges, SegmentPlan
+from redstring.chunks.postings import PostingChanges, SegmentRow, WritePlan
 from redstring.chunks.scoring import best_slots
 from redstring.domain.chunk import (
     Chunk,
@@ -49,24 +50,23 @@ if TYPE_CHECKING:
 
 _COMPONENT: Final = "chunk_store"
 #: The layout this module reads and writes, recorded in the schema's `meta` table.
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 
 _TABLES: Final = (
     "CREATE TABLE {schema}.chunk_tenants (tenant_id uuid PRIMARY KEY, "
     "chunk_count bigint NOT NULL, total_length bigint NOT NULL, "
-    "next_slot bigint NOT NULL, next_write bigint NOT NULL)",
+    "next_slot bigint NOT NULL, next_write bigint NOT NULL, segments bytea NOT NULL)",
     "CREATE TABLE {schema}.chunk_chunks (tenant_id uuid NOT NULL, chunk_id uuid NOT NULL, "
     "slot integer NOT NULL, source_id text NOT NULL, ordinal integer NOT NULL, "
     'start integer NOT NULL, "end" integer NOT NULL, length integer NOT NULL, '
     "text text NOT NULL, metadata text NOT NULL, "
     "PRIMARY KEY (tenant_id, chunk_id), UNIQUE (tenant_id, slot))",
     "CREATE INDEX chunk_chunks_by_source ON {schema}.chunk_chunks (tenant_id, source_id)",
-    "CREATE TABLE {schema}.chunk_terms (tenant_id uuid NOT NULL, term text NOT NULL, "
-    "df integer NOT NULL, sizes bytea NOT NULL, version bigint NOT NULL, "
-    "PRIMARY KEY (tenant_id, term))",
-    "CREATE TABLE {schema}.chunk_postings (tenant_id uuid NOT NULL, term text NOT NULL, "
-    "position integer NOT NULL, entries bytea NOT NULL, "
-    "PRIMARY KEY (tenant_id, term, position))",
+    "CREATE TABLE {schema}.chunk_segments (tenant_id uuid NOT NULL, segment bigint NOT NULL, "
+    "term text NOT NULL, df integer NOT NULL, entries bytea NOT NULL, "
+    "PRIMARY KEY (tenant_id, segment, term))",
+    # Entries are read whole and written once: compressing them costs more than it saves.
+    "ALTER TABLE {schema}.chunk_segments ALTER COLUMN entries SET STORAGE EXTERNAL",
     "CREATE TABLE {schema}.chunk_mentions (tenant_id uuid NOT NULL, chunk_id uuid NOT NULL, "
     'kind smallint NOT NULL, target_id uuid NOT NULL, start integer NOT NULL, "end" integer '
     'NOT NULL, PRIMARY KEY (tenant_id, chunk_id, kind, target_id, start, "end"))',
@@ -151,23 +151,24 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             for tenant in sorted(by_tenant):  # one lock order, so two writers cannot deadlock
                 await self._write_tenant(connection, tenant, by_tenant[tenant])
 
-    async def _lock_tenant(self, connection: Connection, tenant: UUID) -> tuple[int, int]:
-        """Lock the tenant's row, creating it; its next slot and next write number."""
+    async def _lock_tenant(self, connection: Connection, tenant: UUID) -> tuple[int, int, bytes]:
+        """Lock the tenant's row, creating it; its next slot and write number, its segments."""
         s = self._s
         await connection.execute(
-            f"INSERT INTO {s}.chunk_tenants VALUES ($1, 0, 0, 0, 0) ON CONFLICT DO NOTHING",
+            f"INSERT INTO {s}.chunk_tenants VALUES ($1, 0, 0, 0, 0, '') ON CONFLICT DO NOTHING",
             tenant,
         )
         row = await connection.fetchrow(
-            f"SELECT next_slot, next_write FROM {s}.chunk_tenants WHERE tenant_id = $1 FOR UPDATE",
+            f"SELECT next_slot, next_write, segments FROM {s}.chunk_tenants "
+            "WHERE tenant_id = $1 FOR UPDATE",
             tenant,
         )
         assert row is not None
-        return int(row[0]), int(row[1])
+        return int(row[0]), int(row[1]), bytes(row[2])
 
     async def _write_tenant(self, connection: Connection, tenant: UUID, batch: list[Chunk]) -> None:
         s = self._s
-        first, version = await self._lock_tenant(connection, tenant)
+        first, version, listed = await self._lock_tenant(connection, tenant)
         replaced = await connection.fetch(
             f"SELECT chunk_id, slot, text FROM {s}.chunk_chunks WHERE tenant_id = $1 "
             "AND (source_id = ANY($2::text[]) OR chunk_id = ANY($3::uuid[]))",
@@ -210,7 +211,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             tenant,
             first + len(batch),
         )
-        await self._apply(connection, tenant, changes, version)
+        await self._apply(connection, tenant, changes, WritePlan(changes, listed, version))
 
     async def _remove_chunks(
         self,
@@ -233,72 +234,39 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             )
 
     async def _apply(
-        self, connection: Connection, tenant: UUID, changes: PostingChanges, version: int
+        self, connection: Connection, tenant: UUID, changes: PostingChanges, plan: WritePlan
     ) -> None:
-        """Write the statistics and postings `changes` make, in the open transaction."""
+        """Write the statistics and the posting segment `changes` make, in the open transaction."""
         s = self._s
+        stored: list[SegmentRow] = []
+        if plan.merging:
+            taken = await connection.fetch(
+                f"WITH taken AS (DELETE FROM {s}.chunk_segments "
+                "WHERE tenant_id = $1 AND segment = ANY($2::bigint[]) "
+                "RETURNING segment, term, df, entries) "
+                "SELECT term, df, entries FROM taken ORDER BY segment",
+                tenant,
+                plan.merging,
+            )
+            stored = [(row[0], row[1], row[2]) for row in taken]
+        rows = plan.finish(stored)
+        if rows:
+            await connection.copy_records_to_table(
+                "chunk_segments",
+                schema_name=self._client.schema,
+                columns=["tenant_id", "segment", "term", "df", "entries"],
+                records=[(tenant, plan.number, *row) for row in rows],
+            )
         await connection.execute(
             f"UPDATE {s}.chunk_tenants SET chunk_count = chunk_count + $2, "
-            "total_length = total_length + $3, next_write = $4 WHERE tenant_id = $1",
+            "total_length = total_length + $3, next_write = $4, segments = $5 "
+            "WHERE tenant_id = $1",
             tenant,
             changes.count,
             changes.length,
-            version + 1,
+            plan.number + 1,
+            plan.segments,
         )
-        rows = await connection.fetch(
-            f"SELECT term, df, sizes FROM {s}.chunk_terms "
-            "WHERE tenant_id = $1 AND term = ANY($2::text[])",
-            tenant,
-            changes.terms(),
-        )
-        plan = SegmentPlan(changes, {row[0]: (row[1], row[2]) for row in rows})
-        if plan.gone:
-            for table in ("chunk_terms", "chunk_postings"):
-                await connection.execute(
-                    f"DELETE FROM {s}.{table} WHERE tenant_id = $1 AND term = ANY($2::text[])",
-                    tenant,
-                    plan.gone,
-                )
-        stored: dict[str, list[bytes]] = {}
-        if plan.merges:
-            for term, blob in await self._taken(connection, tenant, plan):
-                stored.setdefault(term, []).append(blob)
-        terms, segments = plan.finish(stored)
-        if terms:
-            await connection.execute(
-                f"INSERT INTO {s}.chunk_terms (tenant_id, term, df, sizes, version) "
-                "SELECT $1, *, $5 FROM unnest($2::text[], $3::integer[], $4::bytea[]) "
-                "ON CONFLICT (tenant_id, term) DO UPDATE "
-                "SET df = excluded.df, sizes = excluded.sizes, version = excluded.version",
-                tenant,
-                [row[0] for row in terms],
-                [row[1] for row in terms],
-                [row[2] for row in terms],
-                version,
-            )
-        if segments:
-            await connection.copy_records_to_table(
-                "chunk_postings",
-                schema_name=self._client.schema,
-                columns=["tenant_id", "term", "position", "entries"],
-                records=[(tenant, *segment) for segment in segments],
-            )
-
-    async def _taken(
-        self, connection: Connection, tenant: UUID, plan: SegmentPlan
-    ) -> list[tuple[str, bytes]]:
-        """Remove the segments `plan` merges; return them, in position order per term."""
-        rows = await connection.fetch(
-            f"WITH merging AS (SELECT * FROM unnest($2::text[], $3::integer[]) AS m(term, first)), "
-            f"taken AS (DELETE FROM {self._s}.chunk_postings p USING merging m "
-            "WHERE p.tenant_id = $1 AND p.term = m.term AND p.position >= m.first "
-            "RETURNING p.term, p.position, p.entries) "
-            "SELECT term, entries FROM taken ORDER BY term, position",
-            tenant,
-            [term for term, _, _ in plan.merges],
-            [first for _, first, _ in plan.merges],
-        )
-        return [(row[0], row[1]) for row in rows]
 
     async def _chunks_where(
         self, condition: str, tenant_id: TenantId, value: object
@@ -327,7 +295,7 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
     async def _delete_source(self, source_id: SourceId, tenant_id: TenantId) -> int:
         client = await self._prepare()
         async with client.transaction() as connection:
-            _, version = await self._lock_tenant(connection, tenant_id)
+            _, version, listed = await self._lock_tenant(connection, tenant_id)
             rows = await connection.fetch(
                 f"SELECT chunk_id, slot, text FROM {self._s}.chunk_chunks "
                 "WHERE tenant_id = $1 AND source_id = $2",
@@ -337,7 +305,8 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             if rows:
                 changes = PostingChanges()
                 await self._remove_chunks(connection, tenant_id, rows, changes)
-                await self._apply(connection, tenant_id, changes, version)
+                plan = WritePlan(changes, listed, version)
+                await self._apply(connection, tenant_id, changes, plan)
         return len(rows)
 
     async def _delete_by_tenant(self, tenant_id: TenantId) -> int:
@@ -349,11 +318,11 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
                 tenant_id,
             )
             await connection.execute(
-                f"UPDATE {self._s}.chunk_tenants SET chunk_count = 0, total_length = 0 "
-                "WHERE tenant_id = $1",
+                f"UPDATE {self._s}.chunk_tenants SET chunk_count = 0, total_length = 0, "
+                "segments = '' WHERE tenant_id = $1",
                 tenant_id,
             )
-            for table in ("chunks", "terms", "postings", "mentions"):
+            for table in ("chunks", "segments", "mentions"):
                 await connection.execute(
                     f"DELETE FROM {self._s}.chunk_{table} WHERE tenant_id = $1", tenant_id
                 )
@@ -367,30 +336,33 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
         client = await self._prepare()
         async with client.transaction(isolation="repeatable_read", readonly=True) as connection:
             tenant = await connection.fetchrow(
-                f"SELECT chunk_count, total_length, next_slot FROM {s}.chunk_tenants "
+                f"SELECT chunk_count, total_length, next_slot, segments FROM {s}.chunk_tenants "
                 "WHERE tenant_id = $1",
                 tenant_id,
             )
             if tenant is None or not tenant[0]:
                 return []
-            held = {
-                row[0]: (row[1], row[2])
-                for row in await connection.fetch(
-                    f"SELECT term, df, version FROM {s}.chunk_terms "
-                    "WHERE tenant_id = $1 AND term = ANY($2::text[])",
-                    tenant_id,
-                    terms,
-                )
-            }
+            listed = shared.segment_ids(tenant[3])
+            within = "tenant_id = $1 AND segment = ANY($2::bigint[]) AND term = ANY($3::text[])"
+            rows = await connection.fetch(
+                f"SELECT term, segment, df FROM {s}.chunk_segments WHERE {within}",
+                tenant_id,
+                listed,
+                terms,
+            )
+            held = shared.held_terms((row[0], row[1], row[2]) for row in rows)
+            if not held:
+                return []
             found, missing = self._cache.split(tenant_id, held)
             segments: dict[str, list[bytes]] = {}
-            for term, blob in await connection.fetch(
-                f"SELECT term, entries FROM {s}.chunk_postings "
-                "WHERE tenant_id = $1 AND term = ANY($2::text[]) ORDER BY term, position",
-                tenant_id,
-                missing,
-            ):
-                segments.setdefault(term, []).append(blob)
+            if missing:
+                for term, blob in await connection.fetch(
+                    f"SELECT term, entries FROM {s}.chunk_segments WHERE {within} ORDER BY segment",
+                    tenant_id,
+                    listed,
+                    missing,
+                ):
+                    segments.setdefault(term, []).append(blob)
             entries = self._cache.fill(tenant_id, held, found, segments)
             statistics = (int(tenant[0]), int(tenant[1]), int(tenant[2]))
             scores = shared.slot_scores(terms, held, entries, statistics)
