@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 #: One posting entry.
 ENTRY: Final = np.dtype([("slot", "<i4"), ("tf", "<i4"), ("length", "<i4")])
 #: How many segments of one tier a tenant holds before a write merges them into one.
-FANOUT: Final = 8
-_FANOUT_BITS: Final = 3
+FANOUT: Final = 16
+_FANOUT_BITS: Final = 4
 #: A tenant holding more segments than this has them all merged, whatever their sizes.
 MAX_SEGMENTS: Final = 64
 
@@ -227,6 +227,22 @@ def held_terms(rows: Iterable[tuple[str, int, int]]) -> dict[str, tuple[int, int
     return {term: value for term, value in held.items() if value[0]}
 
 
+def one_segment(
+    number: int, frequency: dict[str, int], blobs: dict[str, list[bytes]]
+) -> tuple[list[SegmentRow], bytes]:
+    """A tenant's postings of schema version 2 as one segment `number`: rows, segment list.
+
+    Version 2 kept each term's document frequency in `frequency` and its
+    segments (`blobs`, oldest first) apart; the segment holds each term's
+    live entries with its frequency as its change (ADR 0096).
+    """
+    rows = [(term, frequency[term], live_entries(held).tobytes()) for term, held in blobs.items()]
+    rows.sort(key=itemgetter(0))
+    size = sum(len(blob) for _, _, blob in rows) // ENTRY.itemsize
+    listed = np.array([(number, size)] if rows else [], dtype=SEGMENT_LIST)
+    return rows, listed.tobytes()
+
+
 class WritePlan:
     """How one write changes one tenant's segments: a segment of its own, or a merge.
 
@@ -238,33 +254,46 @@ class WritePlan:
     into one segment, which takes that id instead. Given the write's
     `changes` and the tenant's segment list (`SEGMENT_LIST` bytes):
 
-    - `merging`: the ids of the stored segments whose rows the write must
-      read (oldest first) and delete;
-    - `finish(stored)`, given those rows, gives the new segment's rows in
-      term order; then `segments` is the tenant's new segment list.
+    - `rows`: the write's own rows, in term order;
+    - `merging`: the ids of the stored segments, oldest first, that merge
+      with the write's rows (none when the write only appends);
+    - `finish(stored)`, given the rows of `merging`, gives the new
+      segment's rows in term order, and sets `segments`, the tenant's new
+      segment list. A store that merges in its database instead gives
+      `listing(size)` the merged segment's entry count, and cleans the
+      merged rows that hold removals with `cancelled(..., oldest=oldest)`.
     """
 
     def __init__(self, changes: PostingChanges, listed: bytes, number: int) -> None:
         self.number = number
-        self._rows = _segment_rows(changes)
-        size = sum(len(blob) for _, _, blob in self._rows) // ENTRY.itemsize
+        self.rows = _segment_rows(changes)
+        size = sum(len(blob) for _, _, blob in self.rows) // ENTRY.itemsize
         self._listed = np.frombuffer(listed, dtype=SEGMENT_LIST)
         self._start = merge_start([*self._listed["size"].tolist(), size])
         self.merging: list[int] = self._listed["id"][self._start :].tolist()
+        #: Whether the merge reaches the tenant's oldest segment, so every removal goes.
+        self.oldest = not self._start
         self.segments = b""
 
     def finish(self, stored: Iterable[SegmentRow]) -> list[SegmentRow]:
         """The new segment's rows, in term order, given the rows of `merging`, oldest first."""
-        rows = self._rows
+        rows = self.rows
         if self.merging:
-            rows = _merged_rows([*stored, *rows], oldest=not self._start)
-        kept = self._listed[: self._start].tobytes()
-        if not rows:
-            self.segments = kept
-            return rows
-        size = sum(len(blob) for _, _, blob in rows) // ENTRY.itemsize
-        self.segments = kept + np.array([(self.number, size)], dtype=SEGMENT_LIST).tobytes()
+            rows = _merged_rows([*stored, *rows], oldest=self.oldest)
+        self.segments = self.listing(sum(len(blob) for _, _, blob in rows) // ENTRY.itemsize)
         return rows
+
+    def listing(self, size: int) -> bytes:
+        """The tenant's segment list once the write's segment holds `size` entries."""
+        kept = self._listed[: self._start].tobytes()
+        if not size:
+            return kept
+        return kept + np.array([(self.number, size)], dtype=SEGMENT_LIST).tobytes()
+
+
+def cancelled(blob: bytes, *, oldest: bool) -> bytes:
+    """A merged row's entries with each removal cancelled against its addition (see `merged`)."""
+    return merged([blob], oldest=oldest)
 
 
 def _segment_rows(changes: PostingChanges) -> list[SegmentRow]:

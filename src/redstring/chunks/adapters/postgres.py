@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 from redstring.chunks import postings as shared
-from redstring.chunks.postings import PostingChanges, SegmentRow, WritePlan
+from redstring.chunks.postings import ENTRY, PostingChanges, SegmentRow, WritePlan
 from redstring.chunks.scoring import best_slots
 from redstring.domain.chunk import (
     Chunk,
@@ -52,6 +52,14 @@ _COMPONENT: Final = "chunk_store"
 #: The layout this module reads and writes, recorded in the schema's `meta` table.
 SCHEMA_VERSION: Final = 3
 
+#: The tables of layout version 3 that version 2 lacks (`{schema}` as in `_TABLES`).
+_SEGMENTS: Final = (
+    "CREATE TABLE {schema}.chunk_segments (tenant_id uuid NOT NULL, segment bigint NOT NULL, "
+    "term text NOT NULL, df integer NOT NULL, entries bytea NOT NULL, "
+    "PRIMARY KEY (tenant_id, segment, term))",
+    # Entries are read whole and written once: compressing them costs more than it saves.
+    "ALTER TABLE {schema}.chunk_segments ALTER COLUMN entries SET STORAGE EXTERNAL",
+)
 _TABLES: Final = (
     "CREATE TABLE {schema}.chunk_tenants (tenant_id uuid PRIMARY KEY, "
     "chunk_count bigint NOT NULL, total_length bigint NOT NULL, "
@@ -62,11 +70,7 @@ _TABLES: Final = (
     "text text NOT NULL, metadata text NOT NULL, "
     "PRIMARY KEY (tenant_id, chunk_id), UNIQUE (tenant_id, slot))",
     "CREATE INDEX chunk_chunks_by_source ON {schema}.chunk_chunks (tenant_id, source_id)",
-    "CREATE TABLE {schema}.chunk_segments (tenant_id uuid NOT NULL, segment bigint NOT NULL, "
-    "term text NOT NULL, df integer NOT NULL, entries bytea NOT NULL, "
-    "PRIMARY KEY (tenant_id, segment, term))",
-    # Entries are read whole and written once: compressing them costs more than it saves.
-    "ALTER TABLE {schema}.chunk_segments ALTER COLUMN entries SET STORAGE EXTERNAL",
+    *_SEGMENTS,
     "CREATE TABLE {schema}.chunk_mentions (tenant_id uuid NOT NULL, chunk_id uuid NOT NULL, "
     'kind smallint NOT NULL, target_id uuid NOT NULL, start integer NOT NULL, "end" integer '
     'NOT NULL, PRIMARY KEY (tenant_id, chunk_id, kind, target_id, start, "end"))',
@@ -136,9 +140,69 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
     async def _prepare(self) -> PostgresClient:
         client = self._client
         if not self._ready:
+            if not client.read_only:
+                recorded = await client.recorded_settings(_COMPONENT)
+                if recorded.get("schema_version") == "2":
+                    await self._migrate_from_2(client)
             await client.ensure_tables(_COMPONENT, SCHEMA_VERSION, _TABLES)
             self._ready = True
         return client
+
+    async def _migrate_from_2(self, client: PostgresClient) -> None:
+        """Rewrite layout version 2's postings (segments per term) as one segment per tenant.
+
+        As the SQLite store's migration does (`one_segment`), in one
+        transaction that holds the version's row, so of two processes
+        migrating at once the second finds version 3 and does nothing.
+        """
+        s = self._s
+        async with client.transaction() as connection:
+            version = await connection.fetchval(
+                f"SELECT value FROM {s}.meta WHERE component = $1 AND key = 'schema_version' "
+                "FOR UPDATE",
+                _COMPONENT,
+            )
+            if version != "2":
+                return
+            await connection.execute(
+                f"ALTER TABLE {s}.chunk_tenants ADD COLUMN segments bytea NOT NULL DEFAULT ''"
+            )
+            for statement in _SEGMENTS:
+                await connection.execute(statement.format(schema=s))
+            for tenant, number in await connection.fetch(
+                f"SELECT tenant_id, next_write FROM {s}.chunk_tenants"
+            ):
+                terms = await connection.fetch(
+                    f"SELECT term, df FROM {s}.chunk_terms WHERE tenant_id = $1", tenant
+                )
+                blobs: dict[str, list[bytes]] = {}
+                for term, blob in await connection.fetch(
+                    f"SELECT term, entries FROM {s}.chunk_postings WHERE tenant_id = $1 "
+                    "ORDER BY term, position",
+                    tenant,
+                ):
+                    blobs.setdefault(term, []).append(blob)
+                frequency = {str(row[0]): int(row[1]) for row in terms}
+                rows, listed = shared.one_segment(number, frequency, blobs)
+                await connection.copy_records_to_table(
+                    "chunk_segments",
+                    schema_name=client.schema,
+                    columns=["tenant_id", "segment", "term", "df", "entries"],
+                    records=[(tenant, number, *row) for row in rows],
+                )
+                await connection.execute(
+                    f"UPDATE {s}.chunk_tenants SET segments = $2, next_write = $3 "
+                    "WHERE tenant_id = $1",
+                    tenant,
+                    listed,
+                    number + 1,
+                )
+            await connection.execute(f"DROP TABLE {s}.chunk_terms, {s}.chunk_postings")
+            await connection.execute(
+                f"UPDATE {s}.meta SET value = $2 WHERE component = $1 AND key = 'schema_version'",
+                _COMPONENT,
+                str(SCHEMA_VERSION),
+            )
 
     # -- chunks ------------------------------------------------------------------
 
@@ -238,25 +302,10 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
     ) -> None:
         """Write the statistics and the posting segment `changes` make, in the open transaction."""
         s = self._s
-        stored: list[SegmentRow] = []
         if plan.merging:
-            taken = await connection.fetch(
-                f"WITH taken AS (DELETE FROM {s}.chunk_segments "
-                "WHERE tenant_id = $1 AND segment = ANY($2::bigint[]) "
-                "RETURNING segment, term, df, entries) "
-                "SELECT term, df, entries FROM taken ORDER BY segment",
-                tenant,
-                plan.merging,
-            )
-            stored = [(row[0], row[1], row[2]) for row in taken]
-        rows = plan.finish(stored)
-        if rows:
-            await connection.copy_records_to_table(
-                "chunk_segments",
-                schema_name=self._client.schema,
-                columns=["tenant_id", "segment", "term", "df", "entries"],
-                records=[(tenant, plan.number, *row) for row in rows],
-            )
+            await self._merge(connection, tenant, plan)
+        else:
+            await self._copy_segment(connection, tenant, plan.number, plan.finish(()))
         await connection.execute(
             f"UPDATE {s}.chunk_tenants SET chunk_count = chunk_count + $2, "
             "total_length = total_length + $3, next_write = $4, segments = $5 "
@@ -267,6 +316,71 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             plan.number + 1,
             plan.segments,
         )
+
+    async def _copy_segment(
+        self, connection: Connection, tenant: UUID, segment: int, rows: Sequence[SegmentRow]
+    ) -> None:
+        if rows:
+            await connection.copy_records_to_table(
+                "chunk_segments",
+                schema_name=self._client.schema,
+                columns=["tenant_id", "segment", "term", "df", "entries"],
+                records=[(tenant, segment, *row) for row in rows],
+            )
+
+    async def _merge(self, connection: Connection, tenant: UUID, plan: WritePlan) -> None:
+        """Merge the write's rows and the segments `plan` names into one, in the database.
+
+        The write's rows go in as a segment of their own (its number,
+        negated: no other segment has that id); each term's rows are then
+        concatenated by `string_agg`, so no entry crosses the wire. Only a
+        merged row holding removals (its length is not `df` entries) is
+        read back and cancelled.
+        """
+        s = self._s
+        await self._copy_segment(connection, tenant, -plan.number, plan.rows)
+        merging = [*plan.merging, -plan.number]
+        size = await connection.fetchval(
+            f"WITH merged AS (INSERT INTO {s}.chunk_segments "
+            "SELECT $1, $3, term, sum(df), string_agg(entries, ''::bytea) "
+            f"FROM {s}.chunk_segments WHERE tenant_id = $1 AND segment = ANY($2::bigint[]) "
+            "GROUP BY term RETURNING length(entries) AS bytes) "
+            "SELECT coalesce(sum(bytes), 0) FROM merged",
+            tenant,
+            merging,
+            plan.number,
+        )
+        await connection.execute(
+            f"DELETE FROM {s}.chunk_segments WHERE tenant_id = $1 AND segment = ANY($2::bigint[])",
+            tenant,
+            merging,
+        )
+        removals = await connection.fetch(
+            f"SELECT term, entries FROM {s}.chunk_segments "
+            f"WHERE tenant_id = $1 AND segment = $2 AND length(entries) <> df * {ENTRY.itemsize}",
+            tenant,
+            plan.number,
+        )
+        if removals:
+            terms = [row[0] for row in removals]
+            kept = [shared.cancelled(row[1], oldest=plan.oldest) for row in removals]
+            size -= sum(len(row[1]) for row in removals) - sum(map(len, kept))
+            await connection.execute(
+                f"UPDATE {s}.chunk_segments c SET entries = u.entries "
+                "FROM unnest($3::text[], $4::bytea[]) AS u(term, entries) "
+                "WHERE c.tenant_id = $1 AND c.segment = $2 AND c.term = u.term",
+                tenant,
+                plan.number,
+                terms,
+                kept,
+            )
+            await connection.execute(
+                f"DELETE FROM {s}.chunk_segments "
+                "WHERE tenant_id = $1 AND segment = $2 AND entries = ''",
+                tenant,
+                plan.number,
+            )
+        plan.segments = plan.listing(int(size) // ENTRY.itemsize)
 
     async def _chunks_where(
         self, condition: str, tenant_id: TenantId, value: object

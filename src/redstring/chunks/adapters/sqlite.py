@@ -30,11 +30,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
-import numpy as np
-
 from redstring.chunks.postings import (
-    ENTRY,
-    SEGMENT_LIST,
     PostingCache,
     PostingChanges,
     SegmentRow,
@@ -42,8 +38,8 @@ from redstring.chunks.postings import (
     check_mentions_held,
     chunk_columns,
     held_terms,
-    live_entries,
     mention_target,
+    one_segment,
     only_slots,
     ranked_rows,
     segment_ids,
@@ -137,14 +133,12 @@ def _migrate_from_2(connection: sqlite3.Connection) -> None:
             (tenant,),
         ):
             blobs.setdefault(term, []).append(blob)
-        rows = [(term, frequency[term], live_entries(got).tobytes()) for term, got in blobs.items()]
+        rows, listed = one_segment(number, frequency, blobs)
         connection.executemany(
             "INSERT INTO chunks_segments (tenant_id, segment, term, df, entries) "
             f"VALUES ('{UUID(tenant)}', {int(number)}, ?, ?, ?)",
             rows,
         )
-        size = sum(len(blob) for _, _, blob in rows) // ENTRY.itemsize
-        listed = np.array([(number, size)] if rows else [], dtype=SEGMENT_LIST).tobytes()
         connection.execute(
             "UPDATE chunks_tenants SET segments = ?, next_write = ? WHERE tenant_id = ?",
             (listed, number + 1, tenant),

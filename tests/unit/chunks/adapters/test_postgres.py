@@ -25,6 +25,7 @@ from tests.unit.chunks.adapters.killed import (
     assert_each_batch_whole_or_absent,
     kill_a_writer_mid_batch,
 )
+from tests.unit.chunks.adapters.version2 import CHUNKS, QUERIES, version_2
 
 if TYPE_CHECKING:
     from tests.postgres import PostgresSchemas
@@ -117,3 +118,68 @@ async def test_a_process_killed_mid_batch_leaves_each_batch_whole_or_absent(
     schema = postgres.new_schema()
     await kill_a_writer_mid_batch("postgres", postgres.dsn, schema)
     await assert_each_batch_whole_or_absent(postgres.chunk_store(schema))
+
+
+#: The tables of a version 2 layout (ADR 0084) that version 3 replaces: postings per term.
+_VERSION_2 = (
+    "CREATE TABLE {s}.meta (component text NOT NULL, key text NOT NULL, value text NOT NULL, "
+    "PRIMARY KEY (component, key))",
+    "INSERT INTO {s}.meta VALUES ('chunk_store', 'schema_version', '2')",
+    "CREATE TABLE {s}.chunk_tenants (tenant_id uuid PRIMARY KEY, chunk_count bigint NOT NULL, "
+    "total_length bigint NOT NULL, next_slot bigint NOT NULL, next_write bigint NOT NULL)",
+    "CREATE TABLE {s}.chunk_chunks (tenant_id uuid NOT NULL, chunk_id uuid NOT NULL, "
+    "slot integer NOT NULL, source_id text NOT NULL, ordinal integer NOT NULL, "
+    'start integer NOT NULL, "end" integer NOT NULL, length integer NOT NULL, '
+    "text text NOT NULL, metadata text NOT NULL, "
+    "PRIMARY KEY (tenant_id, chunk_id), UNIQUE (tenant_id, slot))",
+    "CREATE INDEX chunk_chunks_by_source ON {s}.chunk_chunks (tenant_id, source_id)",
+    "CREATE TABLE {s}.chunk_terms (tenant_id uuid NOT NULL, term text NOT NULL, "
+    "df integer NOT NULL, sizes bytea NOT NULL, version bigint NOT NULL, "
+    "PRIMARY KEY (tenant_id, term))",
+    "CREATE TABLE {s}.chunk_postings (tenant_id uuid NOT NULL, term text NOT NULL, "
+    "position integer NOT NULL, entries bytea NOT NULL, "
+    "PRIMARY KEY (tenant_id, term, position))",
+    "CREATE TABLE {s}.chunk_mentions (tenant_id uuid NOT NULL, chunk_id uuid NOT NULL, "
+    'kind smallint NOT NULL, target_id uuid NOT NULL, start integer NOT NULL, "end" integer '
+    'NOT NULL, PRIMARY KEY (tenant_id, chunk_id, kind, target_id, start, "end"))',
+)
+
+
+async def test_a_version_2_schema_is_migrated_and_ranks_as_before(
+    postgres: PostgresSchemas,
+) -> None:
+    schema = postgres.new_schema()
+    s, rows = f'"{schema}"', version_2()
+    connection = await postgres.connect()
+    try:
+        await connection.execute(f"CREATE SCHEMA {s}")
+        for statement in _VERSION_2:
+            await connection.execute(statement.format(s=s))
+        await connection.executemany(
+            f"INSERT INTO {s}.chunk_chunks VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, '{{}}')",
+            [(TENANT, *row) for row in rows.chunks],
+        )
+        await connection.executemany(
+            f"INSERT INTO {s}.chunk_terms VALUES ($1, $2, $3, '', 3)",
+            [(TENANT, *row) for row in rows.terms],
+        )
+        await connection.executemany(
+            f"INSERT INTO {s}.chunk_postings VALUES ($1, $2, $3, $4)",
+            [(TENANT, *row) for row in rows.postings],
+        )
+        await connection.execute(
+            f"INSERT INTO {s}.chunk_tenants VALUES ($1, $2, $3, $4, $5)", TENANT, *rows.tenant
+        )
+    finally:
+        await connection.close()
+    async with postgres.chunk_store(schema) as store:
+        assert await store.count_chunks(TENANT) == len(CHUNKS)
+        for query in QUERIES:
+            assert found(await store.search(query, TENANT)) == reference_search(CHUNKS, query)
+        later = source_chunks("doc-2", "apple pie", first=20)
+        await store.put_chunks(later)
+        assert found(await store.search("apple pie", TENANT)) == reference_search(
+            [*CHUNKS, *later], "apple pie"
+        )
+    async with postgres.chunk_store(schema) as reopened:  # migrated once, then only read
+        assert await reopened.count_chunks(TENANT) == len(CHUNKS) + 1
