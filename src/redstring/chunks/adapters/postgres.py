@@ -4,17 +4,20 @@ Tables, in the adapter's schema (`redstring` unless told otherwise), laid
 out as the SQLite store's (ADR 0062):
 
 - `chunk_tenants`: per tenant, its BM25 statistics, its next slot and
-  write number and its list of posting segments. A write locks its
-  tenants' rows, so writes to one tenant take turns.
+  write number and its list of posting segments (their ids again as an
+  array, which a query joins on). A write locks its tenants' rows, so
+  writes to one tenant take turns, and changes the write number.
 - `chunk_chunks`: one row per `(tenant_id, chunk_id)`, with its slot.
 - `chunk_segments`: per `(tenant_id, segment, term)`, the change the
   segment makes to the term's document frequency and its
   `redstring.chunks.postings` entries (stored uncompressed).
 - `chunk_mentions`: one row per mention.
 
-Every write is one transaction; a search reads in one repeatable-read
-transaction and scores with the code the in-memory store uses, so every
-store returns the same floats. Needs the `postgres` extra.
+Every write is one transaction. A search's statements each read the
+tenant's write number, and it reads again in one repeatable-read
+transaction if a write landed between them; it scores with the code the
+in-memory store uses, so every store returns the same floats. Needs the
+`postgres` extra.
 """
 
 from __future__ import annotations
@@ -63,7 +66,8 @@ _SEGMENTS: Final = (
 _TABLES: Final = (
     "CREATE TABLE {schema}.chunk_tenants (tenant_id uuid PRIMARY KEY, "
     "chunk_count bigint NOT NULL, total_length bigint NOT NULL, "
-    "next_slot bigint NOT NULL, next_write bigint NOT NULL, segments bytea NOT NULL)",
+    "next_slot bigint NOT NULL, next_write bigint NOT NULL, segments bytea NOT NULL, "
+    "segment_ids bigint[] NOT NULL)",
     "CREATE TABLE {schema}.chunk_chunks (tenant_id uuid NOT NULL, chunk_id uuid NOT NULL, "
     "slot integer NOT NULL, source_id text NOT NULL, ordinal integer NOT NULL, "
     'start integer NOT NULL, "end" integer NOT NULL, length integer NOT NULL, '
@@ -165,7 +169,8 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             if version != "2":
                 return
             await connection.execute(
-                f"ALTER TABLE {s}.chunk_tenants ADD COLUMN segments bytea NOT NULL DEFAULT ''"
+                f"ALTER TABLE {s}.chunk_tenants ADD COLUMN segments bytea NOT NULL DEFAULT '', "
+                "ADD COLUMN segment_ids bigint[] NOT NULL DEFAULT '{}'"
             )
             for statement in _SEGMENTS:
                 await connection.execute(statement.format(schema=s))
@@ -191,10 +196,11 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
                     records=[(tenant, number, *row) for row in rows],
                 )
                 await connection.execute(
-                    f"UPDATE {s}.chunk_tenants SET segments = $2, next_write = $3 "
-                    "WHERE tenant_id = $1",
+                    f"UPDATE {s}.chunk_tenants SET segments = $2, segment_ids = $3, "
+                    "next_write = $4 WHERE tenant_id = $1",
                     tenant,
                     listed,
+                    shared.segment_ids(listed),
                     number + 1,
                 )
             await connection.execute(f"DROP TABLE {s}.chunk_terms, {s}.chunk_postings")
@@ -219,7 +225,8 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
         """Lock the tenant's row, creating it; its next slot and write number, its segments."""
         s = self._s
         await connection.execute(
-            f"INSERT INTO {s}.chunk_tenants VALUES ($1, 0, 0, 0, 0, '') ON CONFLICT DO NOTHING",
+            f"INSERT INTO {s}.chunk_tenants VALUES ($1, 0, 0, 0, 0, '', '{{}}') "
+            "ON CONFLICT DO NOTHING",
             tenant,
         )
         row = await connection.fetchrow(
@@ -308,13 +315,14 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             await self._copy_segment(connection, tenant, plan.number, plan.finish(()))
         await connection.execute(
             f"UPDATE {s}.chunk_tenants SET chunk_count = chunk_count + $2, "
-            "total_length = total_length + $3, next_write = $4, segments = $5 "
-            "WHERE tenant_id = $1",
+            "total_length = total_length + $3, next_write = $4, segments = $5, "
+            "segment_ids = $6 WHERE tenant_id = $1",
             tenant,
             changes.count,
             changes.length,
             plan.number + 1,
             plan.segments,
+            shared.segment_ids(plan.segments),
         )
 
     async def _copy_segment(
@@ -433,7 +441,8 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
             )
             await connection.execute(
                 f"UPDATE {self._s}.chunk_tenants SET chunk_count = 0, total_length = 0, "
-                "segments = '' WHERE tenant_id = $1",
+                "segments = '', segment_ids = '{}', next_write = next_write + 1 "
+                "WHERE tenant_id = $1",
                 tenant_id,
             )
             for table in ("chunks", "segments", "mentions"):
@@ -445,58 +454,82 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
     # -- search ------------------------------------------------------------------
 
     async def _search(self, search: ChunkSearch, tenant_id: TenantId) -> list[ScoredChunk]:
+        client = await self._prepare()
+        if search[2] is None:
+            async with client.connection() as connection:
+                ranked = await self._ranked(connection, search, tenant_id)
+            if ranked is not None:
+                return ranked
+        # Filtered by source, or a write landed between two statements: read one snapshot.
+        async with client.transaction(isolation="repeatable_read", readonly=True) as connection:
+            ranked = await self._ranked(connection, search, tenant_id)
+        assert ranked is not None, "one snapshot holds one write number"
+        return ranked
+
+    async def _ranked(
+        self, connection: Connection, search: ChunkSearch, tenant_id: TenantId
+    ) -> list[ScoredChunk] | None:
+        """The search's results; `None` when a write to the tenant committed between statements.
+
+        Every statement reads the tenant's write number beside what it reads,
+        and every write to a tenant's chunks or postings changes that number
+        in its own transaction, so statements that read one number read one
+        state of the tenant: a search needs no transaction of its own.
+        """
         terms, k, source_ids = search
         s = self._s
-        client = await self._prepare()
-        async with client.transaction(isolation="repeatable_read", readonly=True) as connection:
-            tenant = await connection.fetchrow(
-                f"SELECT chunk_count, total_length, next_slot, segments FROM {s}.chunk_tenants "
-                "WHERE tenant_id = $1",
+        segments_of = (
+            f"FROM {s}.chunk_tenants t LEFT JOIN {s}.chunk_segments g ON g.tenant_id = t.tenant_id "
+            "AND g.segment = ANY(t.segment_ids) AND g.term = ANY($2::text[]) WHERE t.tenant_id = $1"
+        )
+        rows = await connection.fetch(
+            "SELECT t.next_write, t.chunk_count, t.total_length, t.next_slot, g.term, g.segment, "
+            f"g.df {segments_of}",
+            tenant_id,
+            terms,
+        )
+        if not rows or not rows[0][1]:
+            return []
+        version = rows[0][0]
+        held = shared.held_terms((row[4], row[5], row[6]) for row in rows if row[4] is not None)
+        if not held:
+            return []
+        found, missing = self._cache.split(tenant_id, held)
+        segments: dict[str, list[bytes]] = {}
+        if missing:
+            blobs = await connection.fetch(
+                f"SELECT t.next_write, g.term, g.entries {segments_of} ORDER BY g.segment",
                 tenant_id,
+                missing,
             )
-            if tenant is None or not tenant[0]:
-                return []
-            listed = shared.segment_ids(tenant[3])
-            within = "tenant_id = $1 AND segment = ANY($2::bigint[]) AND term = ANY($3::text[])"
-            rows = await connection.fetch(
-                f"SELECT term, segment, df FROM {s}.chunk_segments WHERE {within}",
+            if blobs[0][0] != version:
+                return None
+            for _, term, blob in blobs:
+                segments.setdefault(term, []).append(blob)
+        entries = self._cache.fill(tenant_id, held, found, segments)
+        statistics = (int(rows[0][1]), int(rows[0][2]), int(rows[0][3]))
+        scores = shared.slot_scores(terms, held, entries, statistics)
+        if source_ids is not None:
+            allowed = await connection.fetch(
+                f"SELECT slot FROM {s}.chunk_chunks "
+                "WHERE tenant_id = $1 AND source_id = ANY($2::text[])",
                 tenant_id,
-                listed,
-                terms,
+                sorted(source_ids),
             )
-            held = shared.held_terms((row[0], row[1], row[2]) for row in rows)
-            if not held:
-                return []
-            found, missing = self._cache.split(tenant_id, held)
-            segments: dict[str, list[bytes]] = {}
-            if missing:
-                for term, blob in await connection.fetch(
-                    f"SELECT term, entries FROM {s}.chunk_segments WHERE {within} ORDER BY segment",
-                    tenant_id,
-                    listed,
-                    missing,
-                ):
-                    segments.setdefault(term, []).append(blob)
-            entries = self._cache.fill(tenant_id, held, found, segments)
-            statistics = (int(tenant[0]), int(tenant[1]), int(tenant[2]))
-            scores = shared.slot_scores(terms, held, entries, statistics)
-            if source_ids is not None:
-                allowed = await connection.fetch(
-                    f"SELECT slot FROM {s}.chunk_chunks "
-                    "WHERE tenant_id = $1 AND source_id = ANY($2::text[])",
-                    tenant_id,
-                    sorted(source_ids),
-                )
-                scores = shared.only_slots(scores, (row[0] for row in allowed))
-            hits = await connection.fetch(
-                f"SELECT slot, {_COLUMNS} FROM {s}.chunk_chunks "
-                "WHERE tenant_id = $1 AND slot = ANY($2::integer[]) ORDER BY slot",
-                tenant_id,
-                best_slots(scores, k).tolist(),
-            )
-        slots, ids = [row[0] for row in hits], [UUID(bytes=row[1].bytes) for row in hits]
+            scores = shared.only_slots(scores, (row[0] for row in allowed))
+        hits = await connection.fetch(
+            f"SELECT t.next_write, slot, {_COLUMNS} FROM {s}.chunk_tenants t "
+            f"LEFT JOIN {s}.chunk_chunks c ON c.tenant_id = t.tenant_id "
+            "AND c.slot = ANY($2::integer[]) WHERE t.tenant_id = $1 ORDER BY slot",
+            tenant_id,
+            best_slots(scores, k).tolist(),
+        )
+        if hits[0][0] != version:
+            return None
+        hits = [row for row in hits if row[1] is not None]
+        slots, ids = [row[1] for row in hits], [UUID(bytes=row[2].bytes) for row in hits]
         return [
-            scored_chunk(_chunk(tenant_id, list(hits[index])[1:]), score)
+            scored_chunk(_chunk(tenant_id, list(hits[index])[2:]), score)
             for index, score in shared.ranked_rows(scores, slots, ids, k)
         ]
 

@@ -11,7 +11,7 @@ import pytest
 from redstring.chunks.adapters.memory import InMemoryChunkStore
 from redstring.chunks.adapters.postgres import PostgresChunkStore
 from redstring.domain.exceptions import StoreError
-from redstring.domain.ids import SourceId
+from redstring.domain.ids import ChunkId, SourceId
 from redstring.ports.chunk_store import ChunkStore
 from redstring.ports.lifetime import AsyncClosable
 from redstring.testing.chunk_store import (
@@ -183,3 +183,32 @@ async def test_a_version_2_schema_is_migrated_and_ranks_as_before(
         )
     async with postgres.chunk_store(schema) as reopened:  # migrated once, then only read
         assert await reopened.count_chunks(TENANT) == len(CHUNKS) + 1
+
+
+async def test_a_search_racing_writes_sees_one_state_of_the_tenant(
+    postgres: PostgresSchemas,
+) -> None:
+    """Searches need no transaction of their own: each reads the state after some write."""
+    schema = postgres.new_schema()
+    writer, reader = postgres.chunk_store(schema), postgres.chunk_store(schema)
+    batches = [
+        source_chunks(f"doc-{n}", f"apple {n}", "apple pie " * (n % 3 + 1), first=10 * n)
+        for n in range(24)
+    ]
+    states = [
+        reference_search([c for batch in batches[:m] for c in batch], "apple pie", k=60)
+        for m in range(len(batches) + 1)
+    ]
+    await writer.put_chunks(batches[0])
+    seen: list[list[tuple[ChunkId, float]]] = []
+
+    async def write() -> None:
+        for batch in batches[1:]:
+            await writer.put_chunks(batch)
+
+    async def search() -> None:
+        for _ in range(60):
+            seen.append(found(await reader.search("apple pie", TENANT, k=60)))
+
+    await asyncio.gather(write(), search())
+    assert all(result in states for result in seen)
