@@ -31,10 +31,12 @@ from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 from redstring.chunks.postings import (
+    ENTRY,
     PostingCache,
     PostingChanges,
     SegmentRow,
     WritePlan,
+    cancelled,
     check_mentions_held,
     chunk_columns,
     held_terms,
@@ -229,6 +231,61 @@ def _remove_chunks(
     connection.executemany("DELETE FROM chunks_mentions WHERE tenant_id = ? AND chunk_id = ?", ids)
 
 
+def _insert_segment(
+    connection: sqlite3.Connection, tenant: str, segment: int, rows: Iterable[SegmentRow]
+) -> None:
+    # The tenant (a UUID's text) and the segment are the same in every row, and
+    # written into the statement, so the rows bind as they are.
+    connection.executemany(
+        "INSERT INTO chunks_segments (tenant_id, segment, term, df, entries) "
+        f"VALUES ('{UUID(tenant)}', {int(segment)}, ?, ?, ?)",
+        rows,
+    )
+
+
+def _merge(connection: sqlite3.Connection, tenant: str, plan: WritePlan) -> int:
+    """Merge the write's rows and the segments `plan` names into one, in SQL; its entry count.
+
+    As the Postgres store does: the write's rows go in under its number
+    negated, each term's rows are concatenated by `group_concat` (a blob
+    read as text and back is its bytes in a UTF-8 file, the only encoding
+    this store merges this way), and only the merged rows holding removals
+    are read back and cancelled.
+    """
+    _insert_segment(connection, tenant, -plan.number, plan.rows)
+    merging = [*plan.merging, -plan.number]
+    within = f"tenant_id = ? AND segment IN ({_marks(len(merging))})"
+    connection.execute(
+        "INSERT INTO chunks_segments (tenant_id, segment, term, df, entries) "
+        "SELECT tenant_id, ?, term, sum(df), CAST(group_concat(entries, x'') AS BLOB) "
+        f"FROM chunks_segments WHERE {within} GROUP BY term",
+        [plan.number, tenant, *merging],
+    )
+    connection.execute(f"DELETE FROM chunks_segments WHERE {within}", [tenant, *merging])
+    mine = (tenant, plan.number)
+    removals = connection.execute(
+        "SELECT term, entries FROM chunks_segments WHERE tenant_id = ? AND segment = ? "
+        f"AND length(entries) != df * {ENTRY.itemsize}",
+        mine,
+    ).fetchall()
+    if removals:
+        connection.executemany(
+            "UPDATE chunks_segments SET entries = ? WHERE tenant_id = ? AND segment = ? "
+            "AND term = ?",
+            [(cancelled(blob, oldest=plan.oldest), *mine, term) for term, blob in removals],
+        )
+        connection.execute(
+            "DELETE FROM chunks_segments WHERE tenant_id = ? AND segment = ? AND entries = x''",
+            mine,
+        )
+    (size,) = connection.execute(
+        "SELECT coalesce(sum(length(entries)), 0) FROM chunks_segments "
+        "WHERE tenant_id = ? AND segment = ?",
+        mine,
+    ).fetchone()
+    return int(size) // ENTRY.itemsize
+
+
 def _apply(connection: sqlite3.Connection, tenant: str, changes: PostingChanges) -> None:
     """Write the statistics and the posting segment `changes` make, in the open transaction."""
     count, length, number, listed = connection.execute(
@@ -237,25 +294,23 @@ def _apply(connection: sqlite3.Connection, tenant: str, changes: PostingChanges)
         (tenant,),
     ).fetchone()
     plan = WritePlan(changes, listed, number)
-    stored: list[SegmentRow] = []
-    for segment in plan.merging:
-        stored += connection.execute(
-            "SELECT term, df, entries FROM chunks_segments WHERE tenant_id = ? AND segment = ?",
-            (tenant, segment),
-        ).fetchall()
-    if plan.merging:
+    if not plan.merging:
+        _insert_segment(connection, tenant, number, plan.finish(()))
+    elif connection.execute("PRAGMA encoding").fetchone()[0] == "UTF-8":
+        plan.segments = plan.listing(_merge(connection, tenant, plan))
+    else:
+        stored: list[SegmentRow] = []
+        for segment in plan.merging:
+            stored += connection.execute(
+                "SELECT term, df, entries FROM chunks_segments WHERE tenant_id = ? AND segment = ?",
+                (tenant, segment),
+            ).fetchall()
         connection.execute(
             "DELETE FROM chunks_segments WHERE tenant_id = ? "
             f"AND segment IN ({_marks(len(plan.merging))})",
             [tenant, *plan.merging],
         )
-    # The tenant (a UUID's text) and the segment are the same in every row, and
-    # written into the statement, so the plan's rows bind as they are.
-    connection.executemany(
-        "INSERT INTO chunks_segments (tenant_id, segment, term, df, entries) "
-        f"VALUES ('{UUID(tenant)}', {int(number)}, ?, ?, ?)",
-        plan.finish(stored),
-    )
+        _insert_segment(connection, tenant, number, plan.finish(stored))
     connection.execute(
         "UPDATE chunks_tenants SET chunk_count = ?, total_length = ?, next_write = ?, "
         "segments = ? WHERE tenant_id = ?",

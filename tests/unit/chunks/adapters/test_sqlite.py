@@ -29,6 +29,8 @@ from tests.unit.chunks.adapters.version2 import CHUNKS, QUERIES, version_2
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from redstring.domain.chunk import Chunk
+
 
 class TestSqliteChunkStore(ChunkStoreCompliance):
     @pytest.fixture(autouse=True)
@@ -191,3 +193,34 @@ async def test_a_version_2_file_is_migrated_and_ranks_as_before(tmp_path: Path) 
     assert version == "3"
     assert "chunks_terms" not in tables
     assert "chunks_postings" not in tables
+
+
+async def test_a_utf16_file_merges_its_segments_in_python_and_ranks_the_same(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "utf16.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("PRAGMA encoding = 'UTF-16le'")
+        connection.execute("CREATE TABLE other (x)")  # the encoding is fixed once a table exists
+    connection.close()
+    held: list[Chunk] = []
+    async with SqliteChunkStore(path) as store:
+        for n in range(40):
+            chunks = source_chunks(f"doc-{n}", f"apple {n}", "apple pie élan", first=10 * n)
+            await store.put_chunks(chunks)
+            held += chunks
+            if n % 3 == 0:
+                await store.delete_source(SourceId(f"doc-{n}"), TENANT)
+                held = [chunk for chunk in held if chunk.source_id != f"doc-{n}"]
+        for query in ("apple", "pie 7", "élan 12"):
+            assert found(await store.search(query, TENANT, k=50)) == reference_search(
+                held, query, k=50
+            )
+    with sqlite3.connect(path) as connection:
+        ((encoding,),) = connection.execute("PRAGMA encoding").fetchall()
+        (segments,) = connection.execute(
+            "SELECT count(DISTINCT segment) FROM chunks_segments"
+        ).fetchone()
+    connection.close()
+    assert encoding == "UTF-16le"
+    assert segments < 40  # merged
