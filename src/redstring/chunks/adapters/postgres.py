@@ -132,6 +132,8 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
         )
         self._s = f'"{self._client.schema}"'
         self._cache = shared.PostingCache()
+        #: Per tenant, the segment ids its last search read (a guess for the next).
+        self._listed: dict[UUID, list[int]] = {}
         self._ready = False
 
     def _describe(self) -> str:
@@ -478,29 +480,43 @@ class PostgresChunkStore(AsyncClosable, ChunkStoreBase):
         """
         terms, k, source_ids = search
         s = self._s
-        segments_of = (
-            f"FROM {s}.chunk_tenants t LEFT JOIN {s}.chunk_segments g ON g.tenant_id = t.tenant_id "
-            "AND g.segment = ANY(t.segment_ids) AND g.term = ANY($2::text[]) WHERE t.tenant_id = $1"
-        )
-        rows = await connection.fetch(
-            "SELECT t.next_write, t.chunk_count, t.total_length, t.next_slot, g.term, g.segment, "
-            f"g.df {segments_of}",
-            tenant_id,
-            terms,
-        )
-        if not rows or not rows[0][1]:
-            return []
+        # The segments listed when this store last searched the tenant, bound as a
+        # parameter so that each is one index probe per term on any Postgres; the
+        # statement reads the list too, and is sent again if it changed.
+        listed = self._listed.get(tenant_id, [])
+        for _ in range(2):
+            rows = await connection.fetch(
+                "SELECT t.next_write, t.chunk_count, t.total_length, t.next_slot, "
+                f"t.segment_ids, g.term, g.segment, g.df FROM {s}.chunk_tenants t "
+                f"LEFT JOIN {s}.chunk_segments g ON g.tenant_id = t.tenant_id "
+                "AND g.segment = ANY($3::bigint[]) AND g.term = ANY($2::text[]) "
+                "WHERE t.tenant_id = $1",
+                tenant_id,
+                terms,
+                listed,
+            )
+            if not rows or not rows[0][1]:
+                return []
+            if rows[0][4] == listed:
+                break
+            listed = self._listed[tenant_id] = list(rows[0][4])
+        else:
+            return None
         version = rows[0][0]
-        held = shared.held_terms((row[4], row[5], row[6]) for row in rows if row[4] is not None)
+        held = shared.held_terms((row[5], row[6], row[7]) for row in rows if row[5] is not None)
         if not held:
             return []
         found, missing = self._cache.split(tenant_id, held)
         segments: dict[str, list[bytes]] = {}
         if missing:
             blobs = await connection.fetch(
-                f"SELECT t.next_write, g.term, g.entries {segments_of} ORDER BY g.segment",
+                f"SELECT t.next_write, g.term, g.entries FROM {s}.chunk_tenants t "
+                f"LEFT JOIN {s}.chunk_segments g ON g.tenant_id = t.tenant_id "
+                "AND g.segment = ANY($3::bigint[]) AND g.term = ANY($2::text[]) "
+                "WHERE t.tenant_id = $1 ORDER BY g.segment",
                 tenant_id,
                 missing,
+                listed,
             )
             if blobs[0][0] != version:
                 return None
