@@ -1,21 +1,21 @@
-"""BM25 postings as blobs of segments: what the SQLite and Postgres chunk stores share.
+"""BM25 postings as segments of blobs: what the SQLite and Postgres chunk stores share.
 
-A tenant numbers its chunks by slot, never reusing one. A term's postings are
-segments, each a blob of little-endian `int32` triples `(slot, tf, length)`:
-the term's frequency in the chunk at `slot` and that chunk's length in terms.
-A removal is the triple `(-slot - 1, 0, 0)`. A write appends one segment per
-term it changes, at the next position of the term's list; once `FANOUT`
-segments of one size tier are the newest, they are merged into one (tiered
-merges), so an entry is rewritten about `log_FANOUT` of its term's size
-times. A query reads only its terms' segments. See ADRs 0062 and 0084.
+A tenant numbers its chunks by slot, never reusing one. A posting entry is a
+little-endian `int32` triple `(slot, tf, length)`: a term's frequency in the
+chunk at `slot` and that chunk's length in terms; a removal is the triple
+`(-slot - 1, 0, 0)`. A write makes one segment of the tenant's postings: a
+row per term it changes, `(term, df change, entries)`, keyed by `(segment,
+term)` so the rows are one new run of keys. Once `FANOUT` segments of one
+size tier are the newest, they are merged into one (tiered merges, a
+log-structured merge over the whole tenant), so an entry is rewritten about
+`log_FANOUT` of the tenant's size times. A query reads its terms' rows of
+each segment. See ADRs 0062, 0084 and 0096.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import struct
-from array import array
 from collections import OrderedDict, defaultdict
 from itertools import chain
 from operator import itemgetter
@@ -39,13 +39,11 @@ if TYPE_CHECKING:
 
 #: One posting entry.
 ENTRY: Final = np.dtype([("slot", "<i4"), ("tf", "<i4"), ("length", "<i4")])
-#: How many segments of one tier a term holds before a write merges them into one.
-FANOUT: Final = 8
-_FANOUT_BITS: Final = 3
-#: One segment size as a term's row keeps it.
-_SIZE: Final = struct.Struct("<i")
-#: A term holding more segments than this has them all merged, whatever their sizes.
-MAX_SEGMENTS: Final = 32
+#: How many segments of one tier a tenant holds before a write merges them into one.
+FANOUT: Final = 16
+_FANOUT_BITS: Final = 4
+#: A tenant holding more segments than this has them all merged, whatever their sizes.
+MAX_SEGMENTS: Final = 64
 
 
 class IndexedBatch:
@@ -119,11 +117,6 @@ class PostingChanges:
         self.count -= 1
         self.length -= length
 
-    def terms(self) -> list[str]:
-        """Every term the write changes, sorted."""
-        added = () if self.batch is None else self.batch.terms
-        return sorted(self.removed.keys() | set(added))
-
     def frequency_change(self, term: str) -> int:
         """How the term's document frequency changes."""
         start, end = (0, 0) if self.batch is None else self.batch.span(term)
@@ -181,12 +174,12 @@ def tier(size: int) -> int:
 
 
 def merge_start(sizes: Sequence[int]) -> int:
-    """Where a write's merge starts among a term's segment sizes, the write's own last.
+    """Where a write's merge starts among a tenant's segment sizes, the write's own last.
 
     `len(sizes) - 1` when the new segment is only appended. The newest
     segments are merged once `FANOUT` of them sit at one tier or below;
     the merged one may complete a run of the next tier, which merges too.
-    A term holding more than `MAX_SEGMENTS` has them all merged.
+    A tenant holding more than `MAX_SEGMENTS` has them all merged.
     """
     last = len(sizes) - 1
     if last < FANOUT - 1:
@@ -206,99 +199,141 @@ def merge_start(sizes: Sequence[int]) -> int:
     return start
 
 
-def unpack_sizes(blob: bytes) -> array[int]:
-    """The segment sizes a term's row keeps."""
-    sizes = array("i")
-    sizes.frombytes(blob)
-    return sizes
+#: A tenant's segment list as its row keeps it: `(segment id, entry count)` pairs, oldest first.
+SEGMENT_LIST: Final = np.dtype([("id", "<i8"), ("size", "<i8")])
+#: One segment row: its term, the change it makes to the term's document frequency, its entries.
+type SegmentRow = tuple[str, int, bytes]
 
 
-class SegmentPlan:
-    """How one write changes the term rows and segments of one tenant.
+def segment_ids(blob: bytes) -> list[int]:
+    """The ids of the segments a tenant's row lists, oldest first."""
+    listed: list[int] = np.frombuffer(blob, dtype=SEGMENT_LIST)["id"].tolist()
+    return listed
 
-    Built from the write's `changes` and `held`, each stored term the write
-    changes with its `(df, sizes)` as its row keeps them. Then:
 
-    - `gone`: terms no chunk holds any more (their rows and segments go);
-    - `merges`: `(term, start, end)`: the term's stored segments at
-      positions `start..end - 1` must be read, in order, and removed;
-    - `finish(stored)`, given those segments' blobs by term, gives the term
-      rows to write, `(term, df, sizes)`, and the segments to insert,
-      `(term, position, blob)`.
+def held_terms(rows: Iterable[tuple[str, int, int]]) -> dict[str, tuple[int, int]]:
+    """Each term's `(df, version)` from its segment rows `(term, segment id, df change)`.
+
+    The version is the newest segment holding the term. A merge replaces a
+    tenant's newest segments by one with a new id, so the segments older
+    than a term's newest are the same whenever that one exists, and what
+    the term holds is a function of it. A term whose changes sum to zero is
+    held by no chunk and left out.
+    """
+    held: dict[str, tuple[int, int]] = {}
+    for term, segment, change in rows:
+        df, version = held.get(term, (0, -1))
+        held[term] = (df + change, max(version, segment))
+    return {term: value for term, value in held.items() if value[0]}
+
+
+def one_segment(
+    number: int, frequency: dict[str, int], blobs: dict[str, list[bytes]]
+) -> tuple[list[SegmentRow], bytes]:
+    """A tenant's postings of schema version 2 as one segment `number`: rows, segment list.
+
+    Version 2 kept each term's document frequency in `frequency` and its
+    segments (`blobs`, oldest first) apart; the segment holds each term's
+    live entries with its frequency as its change (ADR 0096).
+    """
+    rows = [(term, frequency[term], live_entries(held).tobytes()) for term, held in blobs.items()]
+    rows.sort(key=itemgetter(0))
+    size = sum(len(blob) for _, _, blob in rows) // ENTRY.itemsize
+    listed = np.array([(number, size)] if rows else [], dtype=SEGMENT_LIST)
+    return rows, listed.tobytes()
+
+
+class WritePlan:
+    """How one write changes one tenant's segments: a segment of its own, or a merge.
+
+    A tenant's postings are segments, each a set of rows `(term, df change,
+    entries)` keyed by `(segment id, term)`, so a write's rows are one new
+    run of keys, written in order. The write's segment takes the write's
+    `number` as its id. Once `FANOUT` of the tenant's newest segments sit at
+    one tier or below (`merge_start`), they and the write's rows are merged
+    into one segment, which takes that id instead. Given the write's
+    `changes` and the tenant's segment list (`SEGMENT_LIST` bytes):
+
+    - `rows`: the write's own rows, in term order;
+    - `merging`: the ids of the stored segments, oldest first, that merge
+      with the write's rows (none when the write only appends);
+    - `finish(stored)`, given the rows of `merging`, gives the new
+      segment's rows in term order, and sets `segments`, the tenant's new
+      segment list. A store that merges in its database instead gives
+      `listing(size)` the merged segment's entry count, and cleans the
+      merged rows that hold removals with `cancelled(..., oldest=oldest)`.
     """
 
-    def __init__(self, changes: PostingChanges, held: dict[str, tuple[int, bytes]]) -> None:
-        self.gone: list[str] = []
-        self.merges: list[tuple[str, int, int]] = []
-        self._changes = changes
-        self._rows: list[tuple[str, int, bytes]] = []
-        self._segments: list[tuple[str, int, bytes]] = []
-        self._merging: list[tuple[str, int, array[int], int, bytes]] = []
-        removed, batch = changes.removed, changes.batch
+    def __init__(self, changes: PostingChanges, listed: bytes, number: int) -> None:
+        self.number = number
+        self.rows = _segment_rows(changes)
+        size = sum(len(blob) for _, _, blob in self.rows) // ENTRY.itemsize
+        self._listed = np.frombuffer(listed, dtype=SEGMENT_LIST)
+        self._start = merge_start([*self._listed["size"].tolist(), size])
+        self.merging: list[int] = self._listed["id"][self._start :].tolist()
+        #: Whether the merge reaches the tenant's oldest segment, so every removal goes.
+        self.oldest = not self._start
+        self.segments = b""
+
+    def finish(self, stored: Iterable[SegmentRow]) -> list[SegmentRow]:
+        """The new segment's rows, in term order, given the rows of `merging`, oldest first."""
+        rows = self.rows
+        if self.merging:
+            rows = _merged_rows([*stored, *rows], oldest=self.oldest)
+        self.segments = self.listing(sum(len(blob) for _, _, blob in rows) // ENTRY.itemsize)
+        return rows
+
+    def listing(self, size: int) -> bytes:
+        """The tenant's segment list once the write's segment holds `size` entries."""
+        kept = self._listed[: self._start].tobytes()
+        if not size:
+            return kept
+        return kept + np.array([(self.number, size)], dtype=SEGMENT_LIST).tobytes()
+
+
+def cancelled(blob: bytes, *, oldest: bool) -> bytes:
+    """A merged row's entries with each removal cancelled against its addition (see `merged`)."""
+    return merged([blob], oldest=oldest)
+
+
+def _segment_rows(changes: PostingChanges) -> list[SegmentRow]:
+    """The rows of the segment `changes` writes, in term order."""
+    removed, batch = changes.removed, changes.batch
+    rows: list[SegmentRow] = []
+    if batch is not None:
+        starts = batch.starts.tolist()
+        raw = batch.entries.tobytes()
         size = ENTRY.itemsize
-        if batch is not None:
-            starts = batch.starts.tolist()
-            raw = batch.entries.tobytes()
-            for position, term in enumerate(batch.terms):
+        for position, term in enumerate(batch.terms):
+            if term not in removed:
                 start, end = starts[position], starts[position + 1]
-                if term in removed:
-                    self._plan(term, held.get(term), end - start - len(removed[term]), None)
-                else:
-                    self._plan(term, held.get(term), end - start, raw[start * size : end * size])
-        for term, slots in removed.items():
-            if batch is None or term not in batch.index:
-                self._plan(term, held.get(term), -len(slots), None)
+                rows.append((term, end - start, raw[start * size : end * size]))
+    rows.extend((term, changes.frequency_change(term), changes.segment(term)) for term in removed)
+    rows.sort(key=itemgetter(0))
+    return rows
 
-    def _plan(
-        self, term: str, held: tuple[int, bytes] | None, change: int, segment: bytes | None
-    ) -> None:
+
+def _merged_rows(rows: Iterable[SegmentRow], *, oldest: bool) -> list[SegmentRow]:
+    """One segment's rows holding what `rows` (of consecutive segments, oldest first) hold."""
+    grouped: dict[str, list[Any]] = {}
+    for term, change, blob in rows:
+        held = grouped.get(term)
         if held is None:
-            # A term new to the tenant: one segment of the write's own additions.
-            assert segment is not None
-            self._rows.append((term, change, _SIZE.pack(change)))
-            self._segments.append((term, 0, segment))
-            return
-        df = held[0] + change
-        if df == 0:
-            self.gone.append(term)
-            return
-        if segment is None:
-            segment = self._changes.segment(term)
-        stored = held[1]
-        last = len(stored) // _SIZE.size
-        size = len(segment) // ENTRY.itemsize
-        if last < FANOUT - 1:
-            # Too few segments for a merge: the new one is appended, sizes and all.
-            self._rows.append((term, df, stored + _SIZE.pack(size)))
-            self._segments.append((term, last, segment))
-            return
-        sizes = unpack_sizes(stored)
-        sizes.append(size)
-        start = merge_start(sizes)
-        if start == last:
-            self._rows.append((term, df, sizes.tobytes()))
-            self._segments.append((term, last, segment))
+            grouped[term] = [change, blob]
         else:
-            self.merges.append((term, start, last))
-            self._merging.append((term, df, sizes[:start], start, segment))
-
-    def finish(
-        self, stored: dict[str, list[bytes]]
-    ) -> tuple[list[tuple[str, int, bytes]], list[tuple[str, int, bytes]]]:
-        """The term rows and segments to write, in key order, given the segments `merges` names.
-
-        `stored` holds, by term, the blobs of the positions `merges` names, in order.
-        """
-        rows, segments = self._rows, self._segments
-        for term, df, kept, start, segment in self._merging:
-            blob = merged([*stored.get(term, ()), segment], oldest=not start)
-            kept.append(len(blob) // ENTRY.itemsize)
-            rows.append((term, df, kept.tobytes()))
-            segments.append((term, start, blob))
-        # In key order, so each statement walks its table's pages once (a term is in each once).
-        rows.sort(key=itemgetter(0))
-        segments.sort(key=itemgetter(0))
-        return rows, segments
+            held[0] += change
+            held.append(blob)
+    size = ENTRY.itemsize
+    merged_rows: list[SegmentRow] = []
+    for term in sorted(grouped):
+        df, *blobs = grouped[term]
+        joined = b"".join(blobs)
+        if df * size != len(joined):
+            # Some entries are removals: cancel them against their additions.
+            joined = merged(blobs, oldest=oldest)
+        if joined:
+            merged_rows.append((term, df, joined))
+    return merged_rows
 
 
 #: How many bytes of decoded postings a durable store keeps between searches.

@@ -1,17 +1,28 @@
-"""Tiered merges of a term's posting segments: where a merge starts, and what it keeps."""
+"""Tiered merges of a tenant's posting segments: where a merge starts, and what it keeps."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from redstring.chunks.postings import ENTRY, MAX_SEGMENTS, PostingCache, merge_start, merged, tier
+from redstring.chunks.postings import (
+    ENTRY,
+    FANOUT,
+    MAX_SEGMENTS,
+    PostingCache,
+    merge_start,
+    merged,
+    tier,
+)
+
+F = FANOUT  # 16
 
 
 @pytest.mark.parametrize(
-    ("size", "expected"), [(0, 0), (1, 0), (7, 0), (8, 1), (63, 1), (64, 2), (512, 3)]
+    ("size", "expected"),
+    [(0, 0), (1, 0), (F - 1, 0), (F, 1), (F * F - 1, 1), (F * F, 2), (F**3, 3)],
 )
-def test_a_segment_of_n_entries_sits_at_tier_floor_log8_n(size: int, expected: int) -> None:
+def test_a_segment_of_n_entries_sits_at_tier_floor_log_fanout_n(size: int, expected: int) -> None:
     assert tier(size) == expected
 
 
@@ -19,16 +30,16 @@ def test_a_segment_of_n_entries_sits_at_tier_floor_log8_n(size: int, expected: i
     ("sizes", "start"),
     [
         ([5], 0),
-        ([1] * 7, 6),  # seven segments of tier 0: the new one is only appended
-        ([1] * 8, 0),  # eight: merged into one
-        ([64] + [1] * 8, 1),  # the newest eight merge; the large one is left alone
-        ([64] * 7 + [1] * 8, 7),  # merged into 8 entries, still below the 64s' tier
-        ([8] * 7 + [1] * 8, 0),  # merged into 8 entries, which completes a run of tier 1
+        ([1] * (F - 1), F - 2),  # fifteen segments of tier 0: the new one is only appended
+        ([1] * F, 0),  # sixteen: merged into one
+        ([F * F] + [1] * F, 1),  # the newest sixteen merge; the large one is left alone
+        ([F * F] * (F - 1) + [1] * F, F - 1),  # merged into F entries, below the others' tier
+        ([F] * (F - 1) + [1] * F, 0),  # merged into F entries, which completes a run of tier 1
         ([1000, 9, 1], 2),
         ([10_000] * (MAX_SEGMENTS + 1), 0),  # past the cap everything merges
     ],
 )
-def test_a_merge_starts_where_eight_newest_segments_share_a_tier(
+def test_a_merge_starts_where_sixteen_newest_segments_share_a_tier(
     sizes: list[int], start: int
 ) -> None:
     assert merge_start(sizes) == start

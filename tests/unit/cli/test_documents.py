@@ -274,12 +274,17 @@ async def test_the_actions_run_without_click_and_a_replay_of_the_log_agrees(
 ADDER = """
     import sys
     import redstring.cli.app
+    import redstring.cli.progress
     from redstring.cli import main
-    print("ready", flush=True)
+    redstring.cli.progress.LINE_INTERVAL_SECONDS = 0.0  # a progress line per document linked
     sys.exit(main(["add", sys.argv[1], "--db", sys.argv[2]]))
 """
 #: Documents in the killed add: enough that its writes take a while.
 KILLED_DOCUMENTS = 3000
+#: The add's last progress line before its writes: every document but the last is linked.
+LAST_LINKED = f"documents: {KILLED_DOCUMENTS - 1:,}/{KILLED_DOCUMENTS:,} documents"
+#: How many adds may finish before the kill lands, each timing the next, before the test fails.
+KILL_ATTEMPTS = 4
 
 
 async def _adder(notes: Path, path: Path) -> asyncio.subprocess.Process:
@@ -289,16 +294,53 @@ async def _adder(notes: Path, path: Path) -> asyncio.subprocess.Process:
         textwrap.dedent(ADDER),
         str(notes),
         str(path),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
     )
 
 
-async def _ready(process: asyncio.subprocess.Process) -> float:
-    assert process.stdout is not None
-    line = await asyncio.wait_for(process.stdout.readline(), timeout=60)
-    assert line.decode().strip() == "ready"
-    return time.perf_counter()
+async def _writing(process: asyncio.subprocess.Process) -> float:
+    """When the add printed its last progress line before its writes (read from its stderr)."""
+    assert process.stderr is not None
+    while True:
+        line = await asyncio.wait_for(process.stderr.readline(), timeout=120)
+        assert line, "the add ended before linking its documents"
+        if line.decode().startswith(LAST_LINKED):
+            return time.perf_counter()
+
+
+async def _killed_while_writing(notes: Path, database: Path, scratch: Path) -> float:
+    """Run the add on `database`, SIGKILLed inside its writes; the delay it was killed at.
+
+    The writes are timed on a copy of `database` first, from the add's last
+    progress line to its exit; the kill falls at a random 5-90% of that
+    after the same line. An add that finishes first (the machine got
+    faster) times the next attempt, on the database as it was. `scratch`
+    is a directory for the copies.
+    """
+    before, timing = scratch / "before.db", scratch / "timing.db"
+    await asyncio.to_thread(shutil.copyfile, database, before)
+    await asyncio.to_thread(shutil.copyfile, database, timing)
+    process = await _adder(notes, timing)
+    began = await _writing(process)
+    assert await process.wait() == 0
+    writes = time.perf_counter() - began
+    for _ in range(KILL_ATTEMPTS):
+        await asyncio.to_thread(shutil.copyfile, before, database)
+        process = await _adder(notes, database)
+        try:
+            began = await _writing(process)
+            delay = random.uniform(0.05, 0.9) * writes
+            await asyncio.sleep(delay)
+        finally:
+            with suppress(ProcessLookupError):
+                process.kill()
+            status = await process.wait()
+        if status == -signal.SIGKILL:
+            return delay
+        assert status == 0
+        writes = time.perf_counter() - began
+    raise AssertionError(f"every one of {KILL_ATTEMPTS} adds finished before it was killed")
 
 
 async def _held(path: Path) -> tuple[int, int, int]:
@@ -321,23 +363,7 @@ async def test_an_add_killed_midway_leaves_its_writes_whole_or_absent(
         for n in range(KILLED_DOCUMENTS)
     ]
     notes = lines(tmp_path / "many.jsonl", rows)
-    timing = tmp_path / "timing.db"
-    await asyncio.to_thread(shutil.copyfile, database, timing)
-    process = await _adder(notes, timing)
-    began = await _ready(process)
-    assert await process.wait() == 0
-    whole = time.perf_counter() - began
-
-    process = await _adder(notes, database)
-    try:
-        await _ready(process)
-        delay = random.uniform(0.1, 0.95) * whole
-        await asyncio.sleep(delay)
-    finally:
-        with suppress(ProcessLookupError):
-            process.kill()
-        status = await process.wait()
-    assert status == -signal.SIGKILL, "the add finished before it was killed"
+    delay = await _killed_while_writing(notes, database, tmp_path)
 
     imported_events = 1  # the cities' import
     events, chunks, mentions = await _held(database)

@@ -6,20 +6,19 @@ stores and the event log may keep theirs in the same file:
 
 - `chunks_meta`: the schema version, as the row `('schema_version', '1')`.
 - `chunks_tenants`: per tenant, the BM25 statistics (chunk count, total
-  length in terms) and the next free slot and write number.
+  length in terms), the next free slot and write number, and its list of
+  posting segments (`redstring.chunks.postings.SEGMENT_LIST`).
 - `chunks_chunks`: one row per `(tenant_id, chunk_id)`: its slot, source,
   ordinal, offsets, length in terms, text and metadata (JSON).
-- `chunks_terms`: per `(tenant_id, term)`, its document frequency, the
-  sizes of its posting segments and the number of the write that last
-  changed it.
-- `chunks_postings`: per `(tenant_id, term, position)`, a blob of
-  `redstring.chunks.postings` entries; positions count from the oldest.
+- `chunks_segments`: per `(tenant_id, segment, term)`, the change the
+  segment makes to the term's document frequency and a blob of
+  `redstring.chunks.postings` entries.
 - `chunks_mentions`: one row per mention.
 
 Every write is one transaction holding the write lock, statistics included,
 so a write killed midway leaves nothing of itself. A search reads its terms'
 statistics and postings in one snapshot and scores them with the code the
-in-memory store uses. See ADR 0062.
+in-memory store uses. See ADRs 0062 and 0096.
 """
 
 from __future__ import annotations
@@ -32,14 +31,20 @@ from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 from redstring.chunks.postings import (
+    ENTRY,
     PostingCache,
     PostingChanges,
-    SegmentPlan,
+    SegmentRow,
+    WritePlan,
+    cancelled,
     check_mentions_held,
     chunk_columns,
+    held_terms,
     mention_target,
+    one_segment,
     only_slots,
     ranked_rows,
+    segment_ids,
     slot_scores,
     stored_chunk,
     stored_mention,
@@ -68,14 +73,19 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
 #: The schema this module reads and writes, recorded in `chunks_meta`.
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 #: How many values one `IN (...)` list binds at most.
 _BATCH: Final = 900
 
+_SEGMENTS: Final = (
+    "CREATE TABLE IF NOT EXISTS chunks_segments (tenant_id TEXT NOT NULL, "
+    "segment INTEGER NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL, entries BLOB NOT NULL, "
+    "PRIMARY KEY (tenant_id, segment, term)) WITHOUT ROWID"
+)
 _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS chunks_tenants (tenant_id TEXT PRIMARY KEY, "
     "chunk_count INTEGER NOT NULL, total_length INTEGER NOT NULL, "
-    "next_slot INTEGER NOT NULL, next_write INTEGER NOT NULL)",
+    "next_slot INTEGER NOT NULL, next_write INTEGER NOT NULL, segments BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS chunks_chunks (tenant_id TEXT NOT NULL, chunk_id TEXT NOT NULL, "
     "slot INTEGER NOT NULL, source_id TEXT NOT NULL, ordinal INTEGER NOT NULL, "
     'start INTEGER NOT NULL, "end" INTEGER NOT NULL, length INTEGER NOT NULL, '
@@ -83,12 +93,7 @@ _SCHEMA: Final = (
     "PRIMARY KEY (tenant_id, chunk_id)) WITHOUT ROWID",
     "CREATE UNIQUE INDEX IF NOT EXISTS chunks_by_slot ON chunks_chunks (tenant_id, slot)",
     "CREATE INDEX IF NOT EXISTS chunks_by_source ON chunks_chunks (tenant_id, source_id)",
-    "CREATE TABLE IF NOT EXISTS chunks_terms (tenant_id TEXT NOT NULL, term TEXT NOT NULL, "
-    "df INTEGER NOT NULL, sizes BLOB NOT NULL, version INTEGER NOT NULL, "
-    "PRIMARY KEY (tenant_id, term)) WITHOUT ROWID",
-    "CREATE TABLE IF NOT EXISTS chunks_postings (tenant_id TEXT NOT NULL, term TEXT NOT NULL, "
-    "position INTEGER NOT NULL, entries BLOB NOT NULL, "
-    "PRIMARY KEY (tenant_id, term, position)) WITHOUT ROWID",
+    _SEGMENTS,
     "CREATE TABLE IF NOT EXISTS chunks_mentions (tenant_id TEXT NOT NULL, "
     "chunk_id TEXT NOT NULL, kind INTEGER NOT NULL, target_id TEXT NOT NULL, "
     'start INTEGER NOT NULL, "end" INTEGER NOT NULL, '
@@ -106,7 +111,45 @@ _SCHEMA_RULE: Final[dict[str, Any]] = {
     "version": SCHEMA_VERSION,
     "statements": _SCHEMA,
     "what": "chunk store",
+    "migrations": {2: lambda connection: _migrate_from_2(connection)},
 }
+
+
+def _migrate_from_2(connection: sqlite3.Connection) -> None:
+    """Rewrite a version 2 file's postings (segments per term) as one segment per tenant.
+
+    Each tenant's segment takes its next write number as its id and holds
+    every term's live entries, with the term's document frequency as its
+    change; the statistics and chunks are kept as they are.
+    """
+    connection.execute("ALTER TABLE chunks_tenants ADD COLUMN segments BLOB NOT NULL DEFAULT x''")
+    connection.execute(_SEGMENTS)
+    tenants = connection.execute("SELECT tenant_id, next_write FROM chunks_tenants").fetchall()
+    for tenant, number in tenants:
+        frequency = dict(
+            connection.execute("SELECT term, df FROM chunks_terms WHERE tenant_id = ?", (tenant,))
+        )
+        blobs: dict[str, list[bytes]] = {}
+        for term, blob in connection.execute(
+            "SELECT term, entries FROM chunks_postings WHERE tenant_id = ? ORDER BY term, position",
+            (tenant,),
+        ):
+            blobs.setdefault(term, []).append(blob)
+        rows, listed = one_segment(number, frequency, blobs)
+        connection.executemany(
+            "INSERT INTO chunks_segments (tenant_id, segment, term, df, entries) "
+            f"VALUES ('{UUID(tenant)}', {int(number)}, ?, ?, ?)",
+            rows,
+        )
+        connection.execute(
+            "UPDATE chunks_tenants SET segments = ?, next_write = ? WHERE tenant_id = ?",
+            (listed, number + 1, tenant),
+        )
+    connection.execute("DROP TABLE chunks_terms")
+    connection.execute("DROP TABLE chunks_postings")
+    connection.execute(
+        "UPDATE chunks_meta SET value = ? WHERE name = 'schema_version'", (str(SCHEMA_VERSION),)
+    )
 
 
 def _ensure_schema(connection: sqlite3.Connection, store: str) -> None:
@@ -188,59 +231,90 @@ def _remove_chunks(
     connection.executemany("DELETE FROM chunks_mentions WHERE tenant_id = ? AND chunk_id = ?", ids)
 
 
-def _apply(connection: sqlite3.Connection, tenant: str, changes: PostingChanges) -> None:
-    """Write the statistics and postings `changes` make, in the open transaction."""
-    row = connection.execute(
-        "SELECT chunk_count, total_length, next_write FROM chunks_tenants WHERE tenant_id = ?",
-        (tenant,),
-    ).fetchone()
-    count, length, version = row
-    connection.execute(
-        "UPDATE chunks_tenants SET chunk_count = ?, total_length = ?, next_write = ? "
-        "WHERE tenant_id = ?",
-        (count + changes.count, length + changes.length, version + 1, tenant),
-    )
-    held = {
-        term: (df, sizes)
-        for term, df, sizes in _select_in(
-            connection,
-            "SELECT term, df, sizes FROM chunks_terms WHERE tenant_id = ? AND term IN ({})",
-            (tenant,),
-            changes.terms(),
-        )
-    }
-    plan = SegmentPlan(changes, held)
-    gone = [(tenant, term) for term in plan.gone]
-    connection.executemany("DELETE FROM chunks_terms WHERE tenant_id = ? AND term = ?", gone)
-    connection.executemany("DELETE FROM chunks_postings WHERE tenant_id = ? AND term = ?", gone)
-    stored: dict[str, list[bytes]] = {}
-    first = {term: start for term, start, _ in plan.merges}
-    for term, position, blob in _select_in(
-        connection,
-        "SELECT term, position, entries FROM chunks_postings WHERE tenant_id = ? "
-        "AND term IN ({}) ORDER BY term, position",
-        (tenant,),
-        first,
-    ):
-        # Read whole, in batches of terms: cheaper than one range read per term.
-        if position >= first[term]:
-            stored.setdefault(term, []).append(blob)
+def _insert_segment(
+    connection: sqlite3.Connection, tenant: str, segment: int, rows: Iterable[SegmentRow]
+) -> None:
+    # The tenant (a UUID's text) and the segment are the same in every row, and
+    # written into the statement, so the rows bind as they are.
     connection.executemany(
-        "DELETE FROM chunks_postings WHERE tenant_id = ? AND term = ? AND position >= ?",
-        [(tenant, term, first) for term, first, _ in plan.merges],
-    )
-    rows, segments = plan.finish(stored)
-    # The tenant (a UUID's text) and the write number are the same in every row, and
-    # written into the statements, so the plan's rows bind as they are.
-    connection.executemany(
-        "INSERT OR REPLACE INTO chunks_terms (tenant_id, term, df, sizes, version) "
-        f"VALUES ('{UUID(tenant)}', ?, ?, ?, {int(version)})",
+        "INSERT INTO chunks_segments (tenant_id, segment, term, df, entries) "
+        f"VALUES ('{UUID(tenant)}', {int(segment)}, ?, ?, ?)",
         rows,
     )
-    connection.executemany(
-        "INSERT INTO chunks_postings (tenant_id, term, position, entries) "
-        f"VALUES ('{UUID(tenant)}', ?, ?, ?)",
-        segments,
+
+
+def _merge(connection: sqlite3.Connection, tenant: str, plan: WritePlan) -> int:
+    """Merge the write's rows and the segments `plan` names into one, in SQL; its entry count.
+
+    As the Postgres store does: the write's rows go in under its number
+    negated, each term's rows are concatenated by `group_concat` (a blob
+    read as text and back is its bytes in a UTF-8 file, the only encoding
+    this store merges this way), and only the merged rows holding removals
+    are read back and cancelled.
+    """
+    _insert_segment(connection, tenant, -plan.number, plan.rows)
+    merging = [*plan.merging, -plan.number]
+    within = f"tenant_id = ? AND segment IN ({_marks(len(merging))})"
+    connection.execute(
+        "INSERT INTO chunks_segments (tenant_id, segment, term, df, entries) "
+        "SELECT tenant_id, ?, term, sum(df), CAST(group_concat(entries, x'') AS BLOB) "
+        f"FROM chunks_segments WHERE {within} GROUP BY term",
+        [plan.number, tenant, *merging],
+    )
+    connection.execute(f"DELETE FROM chunks_segments WHERE {within}", [tenant, *merging])
+    mine = (tenant, plan.number)
+    removals = connection.execute(
+        "SELECT term, entries FROM chunks_segments WHERE tenant_id = ? AND segment = ? "
+        f"AND length(entries) != df * {ENTRY.itemsize}",
+        mine,
+    ).fetchall()
+    if removals:
+        connection.executemany(
+            "UPDATE chunks_segments SET entries = ? WHERE tenant_id = ? AND segment = ? "
+            "AND term = ?",
+            [(cancelled(blob, oldest=plan.oldest), *mine, term) for term, blob in removals],
+        )
+        connection.execute(
+            "DELETE FROM chunks_segments WHERE tenant_id = ? AND segment = ? AND entries = x''",
+            mine,
+        )
+    (size,) = connection.execute(
+        "SELECT coalesce(sum(length(entries)), 0) FROM chunks_segments "
+        "WHERE tenant_id = ? AND segment = ?",
+        mine,
+    ).fetchone()
+    return int(size) // ENTRY.itemsize
+
+
+def _apply(connection: sqlite3.Connection, tenant: str, changes: PostingChanges) -> None:
+    """Write the statistics and the posting segment `changes` make, in the open transaction."""
+    count, length, number, listed = connection.execute(
+        "SELECT chunk_count, total_length, next_write, segments FROM chunks_tenants "
+        "WHERE tenant_id = ?",
+        (tenant,),
+    ).fetchone()
+    plan = WritePlan(changes, listed, number)
+    if not plan.merging:
+        _insert_segment(connection, tenant, number, plan.finish(()))
+    elif connection.execute("PRAGMA encoding").fetchone()[0] == "UTF-8":
+        plan.segments = plan.listing(_merge(connection, tenant, plan))
+    else:
+        stored: list[SegmentRow] = []
+        for segment in plan.merging:
+            stored += connection.execute(
+                "SELECT term, df, entries FROM chunks_segments WHERE tenant_id = ? AND segment = ?",
+                (tenant, segment),
+            ).fetchall()
+        connection.execute(
+            "DELETE FROM chunks_segments WHERE tenant_id = ? "
+            f"AND segment IN ({_marks(len(plan.merging))})",
+            [tenant, *plan.merging],
+        )
+        _insert_segment(connection, tenant, number, plan.finish(stored))
+    connection.execute(
+        "UPDATE chunks_tenants SET chunk_count = ?, total_length = ?, next_write = ?, "
+        "segments = ? WHERE tenant_id = ?",
+        (count + changes.count, length + changes.length, number + 1, plan.segments, tenant),
     )
 
 
@@ -311,8 +385,8 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
     ) -> None:
         connection.execute(
             "INSERT OR IGNORE INTO chunks_tenants "
-            "(tenant_id, chunk_count, total_length, next_slot, next_write) "
-            "VALUES (?, 0, 0, 0, 0)",
+            "(tenant_id, chunk_count, total_length, next_slot, next_write, segments) "
+            "VALUES (?, 0, 0, 0, 0, x'')",
             (tenant,),
         )
         replaced = {
@@ -419,11 +493,11 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
                 ).fetchone()
                 # The tenant's row stays, so its slot and write numbers are never reused.
                 connection.execute(
-                    "UPDATE chunks_tenants SET chunk_count = 0, total_length = 0 "
+                    "UPDATE chunks_tenants SET chunk_count = 0, total_length = 0, segments = x'' "
                     "WHERE tenant_id = ?",
                     (tenant,),
                 )
-                for table in ("chunks", "terms", "postings", "mentions"):
+                for table in ("chunks", "segments", "mentions"):
                     connection.execute(f"DELETE FROM chunks_{table} WHERE tenant_id = ?", (tenant,))
             return 0 if row is None else int(row[0])
 
@@ -447,28 +521,30 @@ class SqliteChunkStore(AsyncClosable, ChunkStoreBase):
     ) -> list[ScoredChunk]:
         terms, k, source_ids = search
         tenant = str(tenant_id)
-        statistics = connection.execute(
-            "SELECT chunk_count, total_length, next_slot FROM chunks_tenants WHERE tenant_id = ?",
+        row = connection.execute(
+            "SELECT chunk_count, total_length, next_slot, segments FROM chunks_tenants "
+            "WHERE tenant_id = ?",
             (tenant,),
         ).fetchone()
-        if statistics is None or not statistics[0]:
+        if row is None or not row[0]:
             return []
-        held = {
-            term: (df, version)
-            for term, df, version in connection.execute(
-                f"SELECT term, df, version FROM chunks_terms WHERE tenant_id = ? AND term IN "
+        statistics, ids = row[:3], segment_ids(row[3])
+        within = f"tenant_id = ? AND segment IN ({_marks(len(ids))}) AND term IN "
+        held = held_terms(
+            connection.execute(
+                f"SELECT term, segment, df FROM chunks_segments WHERE {within}"
                 f"({_marks(len(terms))})",
-                [tenant, *terms],
+                [tenant, *ids, *terms],
             )
-        }
+        )
         if not held:
             return []
         found, missing = cache.split(tenant, held)
         segments: dict[str, list[bytes]] = {}
         for term, blob in connection.execute(
-            f"SELECT term, entries FROM chunks_postings WHERE tenant_id = ? AND term IN "
-            f"({_marks(len(missing))}) ORDER BY term, position",
-            [tenant, *missing],
+            f"SELECT term, entries FROM chunks_segments WHERE {within}"
+            f"({_marks(len(missing))}) ORDER BY segment",
+            [tenant, *ids, *missing],
         ):
             segments.setdefault(term, []).append(blob)
         postings = cache.fill(tenant, held, found, segments)
