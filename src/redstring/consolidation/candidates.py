@@ -81,7 +81,8 @@ def candidate_pairs(
     bounded number of others however large the pass; a pair is kept when either side
     keeps the other. With `focus`, only profiles whose id is in it look for
     candidates (against every profile). `memo` keeps each profile's keys
-    for the pass's next round. Sorted, so the result is
+    and candidates for the pass's next round, where a profile none of whose
+    blocks changed reads its candidates there instead of counting again. Sorted, so the result is
     deterministic for a given order of `profiles`.
 
     Raises:
@@ -97,13 +98,25 @@ def candidate_pairs(
         profile_keys(profile) if memo is None else memo.keys(profile, profile_keys)
         for profile in profiles
     ]
+    if memo is not None:
+        memo.advance(profiles)
+    settings = (limit, max_block, budget)
     blocks: defaultdict[str, list[int]] = defaultdict(list)
     for position, keys in enumerate(keys_of):
         for key in keys:
             blocks[key].append(position)
+    at = {id(profile): position for position, profile in enumerate(profiles)}
     pairs: set[tuple[int, int]] = set()
+    span = len(profiles) + 1
     for position, keys in enumerate(keys_of):
-        if focus is not None and profiles[position].entity_id not in focus:
+        profile = profiles[position]
+        if focus is not None and profile.entity_id not in focus:
+            continue
+        kept = None if memo is None else memo.ranked(profile, settings)
+        if kept is not None:
+            for found in kept:
+                j = at[id(found)]
+                pairs.add((min(position, j), max(position, j)))
             continue
         shared: Counter[int] = Counter()
         gathered = 0
@@ -116,8 +129,11 @@ def candidate_pairs(
             gathered += size
         del shared[position]
         # Most keys shared first, then the lowest position: one int per candidate.
-        span = len(profiles) + 1
-        for ranked in heapq.nlargest(limit, [n * span - i for i, n in shared.items()]):
-            other = -ranked % span
-            pairs.add((min(position, other), max(position, other)))
+        ranked = [
+            -n % span for n in heapq.nlargest(limit, [n * span - i for i, n in shared.items()])
+        ]
+        for j in ranked:
+            pairs.add((min(position, j), max(position, j)))
+        if memo is not None:
+            memo.keep_ranked(profile, settings, tuple(profiles[j] for j in ranked))
     return sorted(pairs)

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import gc
 from typing import TYPE_CHECKING
 
 import pytest
 
 from redstring.consolidation.adjudicator import MergeVerdict
-from redstring.consolidation.features import PropertyKind, profile_of
+from redstring.consolidation.features import (
+    PassMemo,
+    Population,
+    PropertyKind,
+    compare,
+    profile_of,
+)
 from redstring.consolidation.policy import MergeBand, MergePolicy
 from redstring.consolidation.resolution import QUESTION_BATCH, resolve_profiles
 from tests.factories import make_entity
@@ -178,3 +185,48 @@ async def test_an_adjudicated_link_is_in_the_ask_band_and_honours_conflicts() ->
         entities, profiles, policy=MergePolicy(ask_at=0.0), adjudicator=adjudicator
     )
     assert refused.clusters == []
+
+
+async def test_without_an_adjudicator_names_below_the_floor_are_counted_and_left_apart() -> None:
+    entities = [
+        make_entity(name=name, properties={"dob": "18151210"})
+        for name in ("Ada Lovelace", "Charles Babbage")
+    ]
+    profiles = [profile_of(entity) for entity in entities]
+    memo = PassMemo()
+    resolution = await resolve_profiles(
+        entities, profiles, policy=MergePolicy(min_name_similarity=0.7), memo=memo
+    )
+    assert (resolution.candidates, resolution.clusters) == (1, [])
+    assert len(memo) == 1
+    population = Population.of(profiles)
+    left, right = profiles
+    assert memo.name(left, right, population) == compare(left, right, population).name < 0.7
+
+
+async def test_the_floor_never_changes_what_merges() -> None:
+    entities = [
+        make_entity(name=name, properties={"dob": "18151210"})
+        for name in ("Ada Lovelace", "Lovelace, Ada", "A. Lovelace", "Ida Lovelace", "Alan Love")
+    ]
+    profiles = [profile_of(entity) for entity in entities]
+    asked = await resolve_profiles(
+        entities, profiles, policy=MergePolicy(), adjudicator=Scripted(set())
+    )
+    plain = await resolve_profiles(entities, profiles, policy=MergePolicy())
+    # The adjudicator answers "different" to all it is asked: only the merge band joins.
+    assert plain.clusters == asked.clusters
+    assert [0, 1] in plain.clusters
+    assert asked.asked > 0
+    assert plain.links == asked.links
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+async def test_a_pass_leaves_the_garbage_collector_as_it_found_it(enabled: bool) -> None:
+    entities = [make_entity(name="Ada Lovelace"), make_entity(name="Ada Lovelace")]
+    (gc.enable if enabled else gc.disable)()
+    try:
+        await _resolve(entities)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
