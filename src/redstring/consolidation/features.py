@@ -430,7 +430,16 @@ class PassMemo:
     See ADR 0087 and ADR 0100.
     """
 
-    __slots__ = ("_by_profile", "_held", "_keys", "_profiles", "_ranked", "_round")
+    __slots__ = (
+        "_by_profile",
+        "_held",
+        "_judged",
+        "_keys",
+        "_profiles",
+        "_ranked",
+        "_round",
+        "_settled",
+    )
 
     def __init__(self) -> None:
         self._held: dict[tuple[int, int, bool], _NameEvidence] = {}
@@ -439,6 +448,8 @@ class PassMemo:
         self._by_profile: dict[int, list[tuple[int, int, bool]]] = {}
         self._ranked: dict[int, tuple[tuple[int, int, int], tuple[Profile, ...]]] = {}
         self._round: tuple[Profile, ...] = ()
+        self._settled: set[tuple[int, int, bool]] = set()
+        self._judged: object = None
 
     def __len__(self) -> int:
         return len(self._held)
@@ -461,6 +472,27 @@ class PassMemo:
     def name(self, left: Profile, right: Profile, population: Population) -> float:
         """The `name` that `compare` gives the pair in `population`, measured once."""
         return self.evidence(left, right, population.single_token_names(left.entity_type))[0]
+
+    def judge(self, how: object) -> None:
+        """Settle pairs under `how` (the policy, and what the pass decided of kinds and names).
+
+        Pairs settled under another `how` are unsettled: a changed weight or
+        kind could move them.
+        """
+        if how != self._judged:
+            self._settled.clear()
+            self._judged = how
+
+    def settled(self, left: Profile, right: Profile, population: Population) -> bool:
+        """Whether the pair was settled apart, these two profiles as they are now."""
+        single = population.single_token_names(left.entity_type)
+        return (id(left), id(right), single) in self._settled
+
+    def settle(self, left: Profile, right: Profile, population: Population) -> None:
+        """Remember that the pair was assessed far enough below the merge band to stay apart."""
+        single = population.single_token_names(left.entity_type)
+        self.evidence(left, right, single)
+        self._settled.add((id(left), id(right), single))
 
     def keys(self, profile: Profile, measure: Callable[[Profile], set[str]]) -> set[str]:
         """The blocking keys of `profile`, measured once by `measure`."""
@@ -518,6 +550,7 @@ class PassMemo:
             self._ranked.pop(gone, None)
             for pair in self._by_profile.pop(gone, ()):
                 self._held.pop(pair, None)
+                self._settled.discard(pair)
         self._round = tuple(profiles)
 
 

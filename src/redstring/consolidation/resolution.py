@@ -8,6 +8,7 @@ given input order and a deterministic adjudicator.
 from __future__ import annotations
 
 import gc
+import math
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
@@ -22,12 +23,15 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Iterator, Mapping, Sequence
 
     from redstring.consolidation.adjudicator import MergeAdjudicator
-    from redstring.consolidation.features import PairFeatures, Profile
+    from redstring.consolidation.features import Profile
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId
 
 #: How many questions go to the adjudicator in one call.
 QUESTION_BATCH: Final = 50
+
+#: How many bits short of the merge band a pair's score must fall to settle it apart.
+SETTLED_MARGIN: Final = 4.0
 
 #: A name at least this similar to an abbreviated one is a full form of it.
 _INITIAL_COMPATIBLE: Final = 0.9
@@ -65,12 +69,15 @@ class Resolution:
 
 
 def _unambiguous_initials(
-    profiles: Sequence[Profile], scored: dict[tuple[int, int], PairFeatures]
+    profiles: Sequence[Profile], names: Mapping[tuple[int, int], float]
 ) -> set[tuple[int, int]]:
-    """Pairs joining an abbreviated name to the only full name compatible with it."""
+    """Pairs joining an abbreviated name to the only full name compatible with it.
+
+    `names` holds each pair's name similarity.
+    """
     full_forms: dict[int, dict[str, list[tuple[int, int]]]] = {}
-    for (i, j), features in scored.items():
-        if features.name < _INITIAL_COMPATIBLE:
+    for (i, j), name in names.items():
+        if name < _INITIAL_COMPATIBLE:
             continue
         for short, full in ((i, j), (j, i)):
             short_name, full_name = profiles[short].name, profiles[full].name
@@ -157,6 +164,30 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _judgement(
+    profiles: Sequence[Profile], population: Population, policy: MergePolicy
+) -> tuple[object, ...]:
+    """What a pair's settling assumed besides its two profiles: the policy and the kinds."""
+    keys = sorted({key for profile in profiles for key in profile.properties})
+    return (policy, tuple((key, population.kind(key)) for key in keys))
+
+
+def _settle_below(policy: MergePolicy) -> float:
+    """The score below which an assessed pair is settled apart for the rest of the pass.
+
+    Below the ask band, and `SETTLED_MARGIN` bits short of the merge band:
+    what moves between rounds for a pair whose profiles did not change is
+    the pass's counts (value frequencies, token rarity), worth a fraction of
+    a bit when a round merges a fifth of the tenant.
+    """
+    if policy.merge_at <= 0.0:
+        return 0.0
+    if policy.merge_at >= 1.0:
+        return policy.ask_at
+    below = math.log2(policy.merge_at / (1.0 - policy.merge_at)) - SETTLED_MARGIN
+    return min(policy.ask_at, 1.0 / (1.0 + math.pow(2.0, -below)))
+
+
 async def resolve_profiles(
     entities: Sequence[Entity],
     profiles: Sequence[Profile],
@@ -192,25 +223,24 @@ async def resolve_profiles(
         memo = PassMemo() if memo is None else memo
         pairs = candidate_pairs(profiles, focus=focus, limit=limit, memo=memo)
         tolerance = policy.measure_tolerance
+        names = {(i, j): memo.name(profiles[i], profiles[j], population) for i, j in pairs}
         if adjudicator is None:
             # Names below the floor never merge, and no one is asked: measure no more of them.
             floor = min(policy.min_name_similarity, _INITIAL_COMPATIBLE)
-            worth = [
-                p for p in pairs if memo.name(profiles[p[0]], profiles[p[1]], population) >= floor
-            ]
-        else:
-            worth = pairs
-        scored = {
-            (i, j): compare(
-                profiles[i], profiles[j], population, measure_tolerance=tolerance, memo=memo
-            )
-            for i, j in worth
-        }
-        unambiguous = _unambiguous_initials(profiles, scored)
-        assessed: dict[tuple[int, int], Assessment] = {
-            pair: assess(features, policy, unambiguous_initial=pair in unambiguous)
-            for pair, features in scored.items()
-        }
+            names = {pair: name for pair, name in names.items() if name >= floor}
+        memo.judge(_judgement(profiles, population, policy))
+        settle_below = _settle_below(policy)
+        unambiguous = _unambiguous_initials(profiles, names)
+        assessed: dict[tuple[int, int], Assessment] = {}
+        for i, j in names:
+            left, right = profiles[i], profiles[j]
+            if memo.settled(left, right, population):
+                continue
+            features = compare(left, right, population, measure_tolerance=tolerance, memo=memo)
+            assessment = assess(features, policy, unambiguous_initial=(i, j) in unambiguous)
+            if assessment.score < settle_below:
+                memo.settle(left, right, population)
+            assessed[i, j] = assessment
         sets = DisjointSets(len(profiles))
         guard = _Conflicts(profiles, population, policy.measure_tolerance)
         resolution = Resolution(clusters=[], candidates=len(pairs))

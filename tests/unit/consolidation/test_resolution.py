@@ -16,7 +16,7 @@ from redstring.consolidation.features import (
     profile_of,
 )
 from redstring.consolidation.policy import MergeBand, MergePolicy
-from redstring.consolidation.resolution import QUESTION_BATCH, resolve_profiles
+from redstring.consolidation.resolution import QUESTION_BATCH, _settle_below, resolve_profiles
 from tests.factories import make_entity
 
 if TYPE_CHECKING:
@@ -230,3 +230,56 @@ async def test_a_pass_leaves_the_garbage_collector_as_it_found_it(enabled: bool)
         assert gc.isenabled() is enabled
     finally:
         gc.enable()
+
+
+async def test_a_pair_assessed_far_below_the_merge_band_is_settled_for_the_pass() -> None:
+    entities = [
+        make_entity(name=name, properties={"dob": dob})
+        for name, dob in (("Ada Lovelace", "18151210"), ("Ida Lovelock", "19020101"))
+    ]
+    profiles = [profile_of(entity) for entity in entities]
+    memo = PassMemo()
+    policy = MergePolicy()
+    first = await resolve_profiles(entities, profiles, policy=policy, memo=memo)
+    population = Population.of(profiles)
+    assert first.clusters == []
+    assert memo.settled(profiles[0], profiles[1], population)
+    # Settled pairs are still candidates, and stay apart.
+    again = await resolve_profiles(entities, profiles, policy=policy, memo=memo)
+    assert (again.candidates, again.clusters) == (1, [])
+    # A rebuilt profile is another pair; another policy unsettles them all.
+    rebuilt = [profiles[0], profile_of(entities[1])]
+    assert not memo.settled(rebuilt[0], rebuilt[1], population)
+    await resolve_profiles(entities, profiles, policy=MergePolicy(prior=20.0), memo=memo)
+    assert not memo.settled(profiles[0], profiles[1], population)
+
+
+async def test_a_pair_in_the_ask_band_is_never_settled() -> None:
+    entities = [make_entity(name=name) for name in ("Jon Smith", "John Smith")]
+    profiles = [profile_of(entity) for entity in entities]
+    memo = PassMemo()
+    await resolve_profiles(entities, profiles, policy=MergePolicy(), memo=memo)
+    assert not memo.settled(profiles[0], profiles[1], Population.of(profiles))
+
+
+async def test_a_changed_kind_unsettles_every_pair() -> None:
+    # Different identifiers settle the pair apart; declared plain values, the
+    # same pair is in the ask band, so it must be assessed again.
+    entities = [make_entity(name="Ada Lovelace", properties={"ref": ref}) for ref in ("q1", "q2")]
+    profiles = [profile_of(entity) for entity in entities]
+    memo = PassMemo()
+    population = Population.of(profiles)
+    await resolve_profiles(entities, profiles, policy=MergePolicy(), memo=memo)
+    assert memo.settled(profiles[0], profiles[1], population)
+    kinds = {"ref": PropertyKind.VALUE}
+    await resolve_profiles(
+        entities, profiles, policy=MergePolicy(), memo=memo, property_kinds=kinds
+    )
+    assert not memo.settled(profiles[0], profiles[1], population)
+
+
+def test_the_settling_score_keeps_a_margin_below_the_merge_band() -> None:
+    assert _settle_below(MergePolicy()) == 0.3
+    assert _settle_below(MergePolicy(merge_at=0.5, ask_at=0.5)) == pytest.approx(1 / 17)
+    assert _settle_below(MergePolicy(merge_at=1.0, ask_at=0.4)) == 0.4
+    assert _settle_below(MergePolicy(merge_at=0.0, ask_at=0.0)) == 0.0
