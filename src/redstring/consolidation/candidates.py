@@ -35,6 +35,9 @@ BLOCK_BUDGET: Final = 300
 
 _TOKEN_PREFIX: Final = 4
 
+#: Fewer than one profile in this many counting its blocks gathers only the blocks it reads.
+_FEW_COUNT: Final = 8
+
 
 def _token_keys(token: str) -> list[str]:
     keys = [f"p:{token[:_TOKEN_PREFIX]}"]
@@ -61,6 +64,25 @@ def profile_keys(profile: Profile) -> set[str]:
     for key, value in profile.properties.items():
         keys.add(f"v:{key}={value}")
     return {f"{profile.entity_type}\x1f{key}" for key in keys}
+
+
+def _blocks(keys_of: Sequence[set[str]], counting: Sequence[int]) -> dict[str, list[int]]:
+    """The members of every block the profiles at `counting` are keyed under, by position.
+
+    When few profiles count (a later round, where most read their ranking
+    from the memo), only the blocks of their keys are gathered.
+    """
+    blocks: defaultdict[str, list[int]] = defaultdict(list)
+    if len(counting) * _FEW_COUNT < len(keys_of):
+        wanted = {key for position in counting for key in keys_of[position]}
+        for position, keys in enumerate(keys_of):
+            for key in keys & wanted:
+                blocks[key].append(position)
+    elif counting:
+        for position, keys in enumerate(keys_of):
+            for key in keys:
+                blocks[key].append(position)
+    return blocks
 
 
 def candidate_pairs(
@@ -101,23 +123,23 @@ def candidate_pairs(
     if memo is not None:
         memo.advance(profiles)
     settings = (limit, max_block, budget)
-    blocks: defaultdict[str, list[int]] = defaultdict(list)
-    for position, keys in enumerate(keys_of):
-        for key in keys:
-            blocks[key].append(position)
     at = {id(profile): position for position, profile in enumerate(profiles)}
     pairs: set[tuple[int, int]] = set()
-    span = len(profiles) + 1
-    for position, keys in enumerate(keys_of):
-        profile = profiles[position]
+    counting: list[int] = []
+    for position, profile in enumerate(profiles):
         if focus is not None and profile.entity_id not in focus:
             continue
         kept = None if memo is None else memo.ranked(profile, settings)
-        if kept is not None:
-            for found in kept:
-                j = at[id(found)]
-                pairs.add((min(position, j), max(position, j)))
+        if kept is None:
+            counting.append(position)
             continue
+        for found in kept:
+            j = at[id(found)]
+            pairs.add((min(position, j), max(position, j)))
+    blocks = _blocks(keys_of, counting)
+    span = len(profiles) + 1
+    for position in counting:
+        keys = keys_of[position]
         shared: Counter[int] = Counter()
         gathered = 0
         for key in sorted(keys, key=lambda key: (len(blocks[key]), key)):
@@ -135,5 +157,5 @@ def candidate_pairs(
         for j in ranked:
             pairs.add((min(position, j), max(position, j)))
         if memo is not None:
-            memo.keep_ranked(profile, settings, tuple(profiles[j] for j in ranked))
+            memo.keep_ranked(profiles[position], settings, tuple(profiles[j] for j in ranked))
     return sorted(pairs)

@@ -8,6 +8,7 @@ from redstring.consolidation.candidates import (
     BLOCK_BUDGET,
     CANDIDATE_LIMIT,
     MAX_BLOCK,
+    _blocks,
     candidate_pairs,
     profile_keys,
 )
@@ -129,3 +130,17 @@ def test_an_arrival_makes_those_sharing_a_key_with_it_rank_again() -> None:
     assert memo.ranked(mary, settings) == ()
     assert memo.ranked(ada, settings) is not None
     assert len(memo.ranked(ada, settings) or ()) == 1
+
+
+def test_a_few_counting_profiles_gather_exactly_the_blocks_they_read() -> None:
+    profiles = _profiles(
+        "John Doe", "Jon Doe", "Mary Major", "Mary Doe", "Ada Lovelace", *["Alan Turing"] * 5
+    )
+    keys_of = [profile_keys(profile) for profile in profiles]
+    few = _blocks(keys_of, [0])
+    every = _blocks(keys_of, list(range(len(profiles))))
+    assert few.keys() == keys_of[0]
+    assert {key: every[key] for key in keys_of[0]} == few
+    assert _blocks(keys_of, []) == {}
+    focus = {profiles[0].entity_id}
+    assert candidate_pairs(profiles, focus=focus) == [(0, 1), (0, 3)]
