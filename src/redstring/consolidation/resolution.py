@@ -208,8 +208,11 @@ async def resolve_profiles(
     adjudicator, a pair whose names are below `policy.min_name_similarity`
     is left apart unscored: it could only be asked about.
     `property_kinds` overrides the kind the pass would decide for a key.
-    `memo` keeps the blocking keys and name evidence measured for the next
-    round of the same pass (a fresh one per round without it).
+    `memo` keeps the blocking keys, rankings and name evidence measured for
+    the next round of the same pass (a fresh one per round without it), and
+    the pairs settled apart: assessed `SETTLED_MARGIN` bits short of the
+    merge band and below the ask band, they stay apart unmeasured while
+    their two profiles, the policy and the property kinds stand (ADR 0100).
 
     Raises:
         ValueError: `entities` and `profiles` differ in length.
