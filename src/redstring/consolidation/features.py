@@ -494,6 +494,20 @@ class PassMemo:
         self.evidence(left, right, single)
         self._settled.add((id(left), id(right), single))
 
+    def names(
+        self, profiles: Sequence[Profile], pairs: Iterable[tuple[int, int]], population: Population
+    ) -> dict[tuple[int, int], float]:
+        """`name` for each pair of positions in `profiles`, in the order of `pairs`."""
+        single = {t: population.single_token_names(t) for t in {p.entity_type for p in profiles}}
+        held, evidence = self._held, self.evidence
+        found: dict[tuple[int, int], float] = {}
+        for i, j in pairs:
+            left, right = profiles[i], profiles[j]
+            whole = single[left.entity_type]
+            known = held.get((id(left), id(right), whole))
+            found[i, j] = (known or evidence(left, right, whole))[0]
+        return found
+
     def keys(self, profile: Profile, measure: Callable[[Profile], set[str]]) -> set[str]:
         """The blocking keys of `profile`, measured once by `measure`."""
         found = self._keys.get(id(profile))

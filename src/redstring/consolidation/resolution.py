@@ -146,7 +146,7 @@ class _Conflicts:
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector for a stretch of code that never awaits.
 
     Scoring allocates millions of small acyclic objects that reference
@@ -221,12 +221,12 @@ async def resolve_profiles(
         raise ValueError(
             f"entities and profiles must pair up, got {len(entities)} and {len(profiles)}"
         )
-    with _collector_paused():
+    with collector_paused():
         population = Population.of(profiles, kinds=property_kinds)
         memo = PassMemo() if memo is None else memo
         pairs = candidate_pairs(profiles, focus=focus, limit=limit, memo=memo)
         tolerance = policy.measure_tolerance
-        names = {(i, j): memo.name(profiles[i], profiles[j], population) for i, j in pairs}
+        names = memo.names(profiles, pairs, population)
         if adjudicator is None:
             # Names below the floor never merge, and no one is asked: measure no more of them.
             floor = min(policy.min_name_similarity, _INITIAL_COMPATIBLE)
@@ -256,7 +256,8 @@ async def resolve_profiles(
                 resolution.links.append(Link(i, j, assessed[i, j].score, assessed[i, j].reason))
     if adjudicator is not None:
         await _adjudicate(entities, assessed, sets, guard, adjudicator, resolution)
-    resolution.clusters = sets.groups()
+    with collector_paused():
+        resolution.clusters = sets.groups()
     return resolution
 
 
