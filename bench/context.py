@@ -14,12 +14,16 @@ Recall@k is the fraction of a question's gold articles (its trace set) among
 the top k distinct articles. Prints R@2/5/10 overall and R@5 by hop count, the
 share of person questions whose answer is among the context's top-10
 entities, and the fused call's p50. `--ablations` adds fused runs with no
-query linking and with no edge weighting. `--size N` instead times the fused
+query linking and with no edge weighting. `--diagnose` adds the ceiling (R@5 of
+an oracle ranking every gold article first: what the gold set sizes allow) and
+where the fused run's gold articles beyond the top 5 are: ranked 6-10, ranked
+11-100, or not scored by the graph channel at all (no walked entity mentions
+them); and how many BM25 ranked in its top 5 but fused did not. `--size N` instead times the fused
 call over N synthetic chunks (copies of the universe's articles under new
 titles) in memory. `--sqlite` runs the quality half on SQLite stores.
 
 Usage: `uv run --all-extras python bench/context.py [--universe dev]
-[--ablations] [--size 100000]`
+[--ablations] [--diagnose] [--size 100000]`
 """
 
 from __future__ import annotations
@@ -121,13 +125,66 @@ def show(name: str, results: dict[str, dict[str, object]]) -> None:
         print(f"| {run_name} | " + " | ".join(cells) + " |")
 
 
-async def quality(name: str, *, ablations: bool, sqlite: bool) -> None:
+def ceiling(questions: tuple[Question, ...]) -> dict[str, float]:
+    """R@5 of an oracle that ranks every gold article first, overall and by hop count."""
+    best = {question.id: min(5, len(question.gold)) / len(question.gold) for question in questions}
+    hops = sorted({question.hops for question in questions})
+    return {
+        "R@5": statistics.fmean(best.values()),
+        **{
+            f"R@5 hop {hop}": statistics.fmean(best[q.id] for q in questions if q.hops == hop)
+            for hop in hops
+        },
+    }
+
+
+async def diagnose(
+    universe: Universe, chunks: ChunkStore, graph: GraphStore
+) -> dict[str, dict[str, object]]:
+    """Where the fused run's gold articles are, as shares of every gold article."""
+    fused = ContextRetriever(chunks=chunks, graph=graph)
+    bm25 = ContextRetriever(chunks=chunks)
+    counts = dict.fromkeys(
+        ("top 5", "ranked 6-10", "ranked 11-100", "no graph score", "BM25 top 5, fused not"), 0
+    )
+    total = 0
+    for question in universe.questions:
+        context = await fused.retrieve_context(question.question, TENANT, k=100)
+        scored = {
+            universe.title_of(p.chunk.source_id) for p in context.passages if p.graph is not None
+        }
+        found = articles(universe, context)
+        by_bm25 = articles(universe, await bm25.retrieve_context(question.question, TENANT, k=5))
+        for title in question.gold:
+            total += 1
+            rank = found.index(title) if title in found else len(found)
+            if rank < 5:
+                counts["top 5"] += 1
+                continue
+            if title in by_bm25:
+                counts["BM25 top 5, fused not"] += 1
+            if title not in scored:
+                counts["no graph score"] += 1
+            elif rank < 10:
+                counts["ranked 6-10"] += 1
+            else:
+                counts["ranked 11-100"] += 1
+    return {"fused": {key: value / total for key, value in counts.items()}}
+
+
+async def quality(name: str, *, ablations: bool, sqlite: bool, diagnosis: bool = False) -> None:
     universe = load_universe(name)
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "context.db" if sqlite else None
         chunks, graph = await stores(universe, path)
         try:
             await _quality(universe, chunks, graph, ablations=ablations)
+            if diagnosis:
+                show(f"{universe.name}: the ceiling", {"oracle": dict(ceiling(universe.questions))})
+                show(
+                    f"{universe.name}: where the gold articles are, shares of all",
+                    await diagnose(universe, chunks, graph),
+                )
         finally:
             await chunks.close()
             await graph.close()
@@ -185,6 +242,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--universe", choices=UNIVERSES, action="append")
     parser.add_argument("--ablations", action="store_true")
+    parser.add_argument("--diagnose", action="store_true", help="the ceiling, the misses")
     parser.add_argument("--size", type=int)
     parser.add_argument("--sqlite", action="store_true", help="SQLite stores, not memory")
     arguments = parser.parse_args()
@@ -193,7 +251,14 @@ def main() -> None:
         if arguments.size:
             asyncio.run(speed(name, arguments.size))
         else:
-            asyncio.run(quality(name, ablations=arguments.ablations, sqlite=arguments.sqlite))
+            asyncio.run(
+                quality(
+                    name,
+                    ablations=arguments.ablations,
+                    sqlite=arguments.sqlite,
+                    diagnosis=arguments.diagnose,
+                )
+            )
 
 
 if __name__ == "__main__":

@@ -318,9 +318,12 @@ OVERRIDES: dict[str, dict[str, Callable[[World], Any]]] = {
         "chunks": lambda _: InMemoryChunkStore(),
         "passage_vectors": lambda world: world.vectors(),
     },
-    "import_documents": {
-        "chunks": lambda _: InMemoryChunkStore(),
-        "passage_vectors": lambda world: world.vectors(),
+    **{
+        name: {
+            "chunks": lambda _: InMemoryChunkStore(),
+            "passage_vectors": lambda world: world.vectors(),
+        }
+        for name in ("import_documents", "delete_tenant")
     },
     **{
         name: {"chunks": lambda _: InMemoryChunkStore()}

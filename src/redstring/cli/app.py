@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import signal
 import sys
-from contextlib import redirect_stderr, redirect_stdout
+from contextlib import AsyncExitStack, redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -51,6 +51,7 @@ from redstring.cli.stores import (
     tenant_id_for,
 )
 from redstring.cli.view import neighbourhood_page
+from redstring.composition.entities import delete_tenant
 from redstring.domain.exceptions import RedstringError
 from redstring.domain.retrieval import RetrievalMode
 
@@ -362,20 +363,26 @@ def delete_command(
             passages = reader.chunks is not None
         async with await open_for_delete(db) as database:
             if entire_tenant:
-                removed = await database.graph.delete_by_tenant(tenant_id)
-                vectors = (
-                    await database.vectors.delete_by_tenant(tenant_id)
-                    if database.vectors is not None
-                    else 0
-                )
+                async with event_log(db) as log, AsyncExitStack() as stack:
+                    chunks = (
+                        await stack.enter_async_context(await open_chunks(db, read_only=False))
+                        if passages
+                        else None
+                    )
+                    deletion = await delete_tenant(
+                        tenant_id,
+                        graph=database.graph,
+                        vectors=database.vectors,
+                        chunks=chunks,
+                        event_log=log,
+                    )
                 said = (
-                    f"deleted tenant {tenant!r}: {render.count(removed, 'entity', 'entities')}, "
-                    f"{render.count(vectors, 'vector', 'vectors')}"
+                    f"deleted tenant {tenant!r}: "
+                    f"{render.count(deletion.entities, 'entity', 'entities')}, "
+                    f"{render.count(deletion.vectors, 'vector', 'vectors')}"
                 )
                 if passages:
-                    async with await open_chunks(db, read_only=False) as chunks:
-                        purged = await chunks.delete_by_tenant(tenant_id)
-                    said += f", {render.count(purged, 'passage', 'passages')}"
+                    said += f", {render.count(deletion.passages, 'passage', 'passages')}"
                 return said
             async with event_log(db) as log:
                 deleted = await actions.delete_entities(

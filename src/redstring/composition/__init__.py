@@ -55,7 +55,13 @@ from redstring.composition.documents import (
     import_documents,
     mentioned_entities,
 )
-from redstring.composition.entities import ImportReport, delete_entity, import_entities
+from redstring.composition.entities import (
+    ImportReport,
+    TenantDeletion,
+    delete_entity,
+    delete_tenant,
+    import_entities,
+)
 from redstring.composition.retrieval import Retriever
 
 __all__ = [
@@ -69,11 +75,13 @@ __all__ = [
     "GraphBuildReport",
     "ImportReport",
     "Retriever",
+    "TenantDeletion",
     "build_graph",
     "build_graphs",
     "chunk_id_for",
     "delete_document",
     "delete_entity",
+    "delete_tenant",
     "embed_entity_names",
     "entity_mentions",
     "import_documents",

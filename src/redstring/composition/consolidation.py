@@ -27,8 +27,7 @@ from redstring.domain.exceptions import MergeUndoError, MissingEntityError
 from redstring.domain.ids import EntityId, TenantId  # noqa: TC001 - pydantic needs them
 from redstring.domain.json_safety import check_text
 from redstring.domain.limits import MAX_NAME_LENGTH
-from redstring.domain.merging import check_merge
-from redstring.domain.normalization import normalize_name
+from redstring.domain.merging import absorb, check_merge
 from redstring.domain.validation import (
     check_collaborator,
     check_entity_id,
@@ -142,43 +141,6 @@ def _canonical_first(entities: Sequence[Entity]) -> list[Entity]:
         )
 
     return sorted(entities, key=rank)
-
-
-def _absorb(canonical: Entity, merged: Sequence[Entity]) -> Entity:
-    """`canonical` once it stands for `merged` too.
-
-    Every other name (and alias) becomes an alias; a property the canonical
-    lacks is taken from the first merged entity holding it; the blocking keys
-    are united, so a lookup by any absorbed name finds the canonical; a
-    missing description is filled.
-    """
-    own = canonical.properties.get(ALIASES_KEY)
-    aliases: list[str] = [a for a in own if isinstance(a, str)] if isinstance(own, list) else []
-    seen = {normalize_name(canonical.name), *(normalize_name(a) for a in aliases)}
-    properties = dict(canonical.properties)
-    keys = set(canonical.blocking_keys or ())
-    description = canonical.description
-    for entity in merged:
-        theirs = entity.properties.get(ALIASES_KEY)
-        names = [entity.name, *(theirs if isinstance(theirs, list) else [])]
-        for name in names:
-            if isinstance(name, str) and normalize_name(name) not in seen:
-                seen.add(normalize_name(name))
-                aliases.append(name)
-        for key, value in entity.properties.items():
-            if key != ALIASES_KEY:
-                properties.setdefault(key, value)
-        keys |= entity.blocking_keys or set()
-        description = description or entity.description
-    if aliases:
-        properties[ALIASES_KEY] = aliases
-    return canonical.model_copy(
-        update={
-            "properties": properties,
-            "blocking_keys": frozenset(keys) if keys else canonical.blocking_keys,
-            "description": description,
-        }
-    )
 
 
 def _check_kinds(kinds: object) -> dict[str, PropertyKind]:
@@ -622,7 +584,7 @@ class Consolidator:
             event_id=uuid4(),
             tenant_id=tenant_id,
             occurred_at=datetime.now(UTC),
-            canonical=_absorb(canonical, merged),
+            canonical=absorb(canonical, merged),
             merged_ids=tuple(entity.id for entity in merged),
             score=score,
             reason=reason,

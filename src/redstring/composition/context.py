@@ -15,7 +15,8 @@ beats one that a single channel ranks a little better.
 Given a graph, the query's entities are linked (`link_query`, ADR 0077)
 and, with the subjects of the best BM25 passages, seed a walk over the
 graph's relationships (`redstring.graph.walk`, ADR 0078); passages score
-by the entities the walk reached that they mention.
+by the entities the walk reached that they mention, under their own ids
+or, on a graph that lists them (`MergedIdReader`), those merged into them.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from redstring.domain.validation import (
 from redstring.graph.walk import PassageMention, Walk, score_passages, walk
 from redstring.ports.chunk_store import ChunkReader, MentionReader
 from redstring.ports.embedding import EmbeddingProvider
-from redstring.ports.graph_store import GraphReader
+from redstring.ports.graph_store import GraphReader, MergedIdReader
 from redstring.ports.vector_store import VectorReader
 
 if TYPE_CHECKING:
@@ -103,11 +104,13 @@ class ContextRetriever:
         self._chunks = chunks
         self._mentions: MentionReader | None = None
         self._graph: GraphReader | None = None
+        self._merges: MergedIdReader | None = None
         if graph is not None:
             check_collaborator(graph, GraphReader, argument="graph")
             check_collaborator(chunks, MentionReader, argument="chunks (given a graph)")
             self._graph = graph
             self._mentions = chunks  # type: ignore[assignment]
+            self._merges = graph if isinstance(graph, MergedIdReader) else None
         if embeddings is not None:
             check_collaborator(embeddings, EmbeddingProvider, argument="embeddings")
         if passage_vectors is not None:
@@ -266,11 +269,14 @@ class ContextRetriever:
         assert self._mentions is not None
         titles = {chunk.id: _title_key(chunk) for chunk in chunks}
         mentions = await self._mentions.mentions_in([chunk.id for chunk in chunks], tenant)
-        ids = list(dict.fromkeys(m.entity_id for m in mentions if m.entity_id is not None))
+        said = list(dict.fromkeys(m.entity_id for m in mentions if m.entity_id is not None))
+        # A mention keeps the id it was recorded with, perhaps merged away since.
+        canonical = await graph.resolve(said, tenant) if said else {}
+        ids = list(dict.fromkeys(canonical.values()))
         names = {entity.id: _name_keys(entity) for entity in await graph.get_entities(ids, tenant)}
         found: dict[ChunkId, list[EntityId]] = {}
         for mention in mentions:
-            entity_id = mention.entity_id
+            entity_id = None if mention.entity_id is None else canonical.get(mention.entity_id)
             title = titles.get(mention.chunk_id)
             if entity_id is None or not title or title not in names.get(entity_id, ()):
                 continue
@@ -291,7 +297,8 @@ class ContextRetriever:
             return {}
         scores = walked.scores
         reached = sorted(scores, key=lambda key: (-scores[key], key.int))[: self._settings.reach]
-        mentions = await self._mentions.mentions_of(tenant, entity_ids=reached)
+        said_as = await self._said_as(reached, tenant)
+        mentions = await self._mentions.mentions_of(tenant, entity_ids=list(said_as))
         wanted = list(dict.fromkeys(m.chunk_id for m in mentions))
         missing = [chunk_id for chunk_id in wanted if chunk_id not in chunks]
         if missing:
@@ -301,14 +308,31 @@ class ContextRetriever:
         pairs = []
         for mention in mentions:
             held = chunks.get(mention.chunk_id)
-            if mention.entity_id is None or held is None:
+            entity_id = None if mention.entity_id is None else said_as.get(mention.entity_id)
+            if entity_id is None or held is None:
                 continue
             title = _title_key(held)
-            about = bool(title) and title in names.get(mention.entity_id, ())
-            pairs.append(PassageMention(mention.chunk_id, mention.entity_id, about))
+            about = bool(title) and title in names.get(entity_id, ())
+            pairs.append(PassageMention(mention.chunk_id, entity_id, about))
         return score_passages(
             scores, pairs, about=self._settings.about, best_only=self._settings.best_entity
         )
+
+    async def _said_as(
+        self, entity_ids: list[EntityId], tenant: TenantId
+    ) -> dict[EntityId, EntityId]:
+        """Each id a mention of the entities may carry, to its entity: theirs and those merged in.
+
+        Mentions keep the id they were recorded with (ADR 0074); a graph
+        that lists merged ids (`MergedIdReader`, ADR 0085) lets the walk's
+        canonical entities read the mentions of the ids merged into them.
+        """
+        found = {entity_id: entity_id for entity_id in entity_ids}
+        if self._merges is not None:
+            for entity_id in entity_ids:
+                for merged in await self._merges.merged_ids(entity_id, tenant):
+                    found.setdefault(merged, entity_id)
+        return found
 
     async def _entities(
         self,

@@ -4,7 +4,7 @@
 `VectorStore` (+ an `EventLog`): it reads the graph to decide which names
 need embedding, which no sibling below may do with a model in hand.
 `delete_entity` composes `GraphWriter` + `VectorWriter` (+ an `EventLog`), which
-are siblings.
+are siblings, and `delete_tenant` every store's purge.
 """
 
 from __future__ import annotations
@@ -17,7 +17,12 @@ from pydantic import BaseModel, ConfigDict
 
 from redstring.composition.build_graph import embed_entity_names, record_and_project
 from redstring.composition.documents import _vectors_embedded
-from redstring.domain.events import DocumentExtracted, EntitiesEmbedded, EntityDeleted
+from redstring.domain.events import (
+    DocumentExtracted,
+    EntitiesEmbedded,
+    EntityDeleted,
+    TenantDeleted,
+)
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import EntityId, SourceId, TenantId
 from redstring.domain.json_safety import check_name, shown
@@ -31,10 +36,11 @@ from redstring.domain.validation import (
     check_relationships,
     check_tenant_id,
 )
+from redstring.ports.chunk_store import ChunkPurge
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.event_log import EventLog
-from redstring.ports.graph_store import GraphStore, GraphWriter, MergeResolver
-from redstring.ports.vector_store import VectorStore, VectorWriter
+from redstring.ports.graph_store import GraphPurge, GraphStore, GraphWriter, MergeResolver
+from redstring.ports.vector_store import VectorPurge, VectorStore, VectorWriter
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -263,3 +269,60 @@ async def delete_entity(
         for each in dict.fromkeys((entity_id, asked)):
             removed = await vectors.delete(each, tenant_id) or removed
     return removed
+
+
+class TenantDeletion(BaseModel):
+    """What one `delete_tenant` call removed: how many of each the stores held."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    entities: int
+    vectors: int
+    passages: int
+    passage_vectors: int
+
+
+async def delete_tenant(
+    tenant_id: TenantId,
+    *,
+    graph: GraphPurge,
+    vectors: VectorPurge | None = None,
+    chunks: ChunkPurge | None = None,
+    passage_vectors: VectorPurge | None = None,
+    event_log: EventLog | None = None,
+) -> TenantDeletion:
+    """Remove a whole tenant from every store given: graph, vectors, passages, passage vectors.
+
+    With an `event_log`, a `TenantDeleted` is appended first, so replaying
+    the log purges the tenant again after writing its earlier events,
+    instead of bringing it back; the log keeps those events (ADR 0106).
+    Without one, only the stores change. The graph goes first and each store
+    purges in one call, so a failure in between leaves a store the graph no
+    longer names, which retrieval never returns; calling again finishes the
+    job. Other tenants are never touched.
+
+    Raises:
+        ValueError: a bad tenant id, or a collaborator that is not the port
+            it must be; nothing is deleted or appended.
+    """
+    check_tenant_id(tenant_id)
+    check_collaborator(graph, GraphPurge, argument="graph")
+    check_optional_collaborators(
+        ("vectors", vectors, VectorPurge),
+        ("chunks", chunks, ChunkPurge),
+        ("passage_vectors", passage_vectors, VectorPurge),
+        ("event_log", event_log, EventLog),
+    )
+    if event_log is not None:
+        await event_log.append(
+            TenantDeleted(event_id=uuid4(), tenant_id=tenant_id, occurred_at=datetime.now(UTC))
+        )
+    entities = await graph.delete_by_tenant(tenant_id)
+    return TenantDeletion(
+        entities=entities,
+        vectors=0 if vectors is None else await vectors.delete_by_tenant(tenant_id),
+        passages=0 if chunks is None else await chunks.delete_by_tenant(tenant_id),
+        passage_vectors=(
+            0 if passage_vectors is None else await passage_vectors.delete_by_tenant(tenant_id)
+        ),
+    )

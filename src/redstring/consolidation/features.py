@@ -8,6 +8,7 @@ evidence is worth is `policy`'s business, not this module's.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter
@@ -193,6 +194,7 @@ class Population:
     _tokens: dict[str, int] = field(default_factory=dict)
     _single_token_types: frozenset[str] = frozenset()
     _full_names: dict[tuple[str, str], int] = field(default_factory=dict)
+    _measures: dict[str, list[float]] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -208,6 +210,7 @@ class Population:
         single: Counter[str] = Counter()
         size = 0
         full_names: set[tuple[str, str]] = set()
+        numbers: dict[str, list[float]] = {}
         for profile in profiles:
             size += 1
             full_names.update(
@@ -223,6 +226,7 @@ class Population:
                 holders[key] += 1
                 if key in profile.numbers:
                     numeric[key] += 1
+                    numbers.setdefault(key, []).append(profile.numbers[key])
                 elif looks_like_id(value):
                     id_shaped[key] += 1
         distinct = Counter(key for key, _ in counts)
@@ -253,11 +257,34 @@ class Population:
                 t for t, n in of_type.items() if single[t] > _SINGLE_TOKEN_TYPE * n
             ),
             _full_names=dict(holding),
+            _measures={
+                key: sorted(values)
+                for key, values in numbers.items()
+                if decided[key] is PropertyKind.MEASURE
+            },
         )
 
     def frequency(self, key: str, value: str) -> float:
         """The share of profiles holding `value` under `key`, on `(0, 1]`."""
         return max(self._counts.get((key, value), 1), 1) / self.size
+
+    def within(self, key: str, value: float, tolerance: float) -> float:
+        """The share of profiles whose measure `key` is within `tolerance` of `value`, on `(0, 1]`.
+
+        What an agreeing measure is worth depends on how crowded its values
+        are, not on how rare the exact figure is: a population rounded to
+        "36000" is rare as a string, but one city in a hundred is within 5%
+        of it. Relative to the larger of the two, as `compare` measures it.
+        """
+        values = self._measures.get(key, [])
+        if value > 0:
+            low, high = value * (1.0 - tolerance), value / (1.0 - tolerance)
+        elif value < 0:
+            low, high = value / (1.0 - tolerance), value * (1.0 - tolerance)
+        else:
+            low = high = 0.0
+        held = bisect.bisect_right(values, high) - bisect.bisect_left(values, low)
+        return max(held, 1) / self.size
 
     def kind(self, key: str) -> PropertyKind:
         """The kind of property `key` (`VALUE` for a key the pass never saw)."""
@@ -304,7 +331,10 @@ class PairFeatures:
     missing token is a partial mention, a place's is another place),
     `cosine` `None` unless both have vectors, `sole_full_name` whether one
     of those names is a bare token (a surname) that the other, a full name,
-    holds and that no other full name of the pass holds (ADR 0088).
+    holds and that no other full name of the pass holds (ADR 0088),
+    `unconfirmed` whether both list other names (aliases) and neither's own
+    name is among the other's (only where the type's names are whole: two
+    records of one place that each list its names share one; ADR 0098).
     """
 
     name: float
@@ -315,6 +345,7 @@ class PairFeatures:
     cosine: float | None
     unmatched: tuple[tuple[str, float], ...] = ()
     sole_full_name: bool = False
+    unconfirmed: bool = False
 
 
 def _values_agree(left: str, right: str) -> Agreement:
@@ -398,6 +429,7 @@ def _compare_property(
         return PropertyComparison(key, agreement, frequency, kind, values=(a, b))
     x, y = left.numbers.get(key), right.numbers.get(key)
     if kind is PropertyKind.MEASURE and x is not None and y is not None:
+        frequency = population.within(key, x, tolerance)
         larger = max(abs(x), abs(y))
         difference = 0.0 if x == y else abs(x - y) / larger
         if x == y:
@@ -598,6 +630,16 @@ def _bare(left: NameForm, right: NameForm) -> str:
     return ""
 
 
+def unconfirmed_names(left: Profile, right: Profile) -> bool:
+    """Whether both list other names and neither's own name is one of the other's."""
+    if len(left.names) < 2 or len(right.names) < 2:
+        return False
+    listed = {form.sorted_text for form in right.names}
+    if left.name.sorted_text in listed:
+        return False
+    return right.name.sorted_text not in {form.sorted_text for form in left.names}
+
+
 def compare(
     left: Profile,
     right: Profile,
@@ -635,4 +677,5 @@ def compare(
         cosine=cosine,
         unmatched=tuple((token, population.rarity(token)) for token in unmatched),
         sole_full_name=bool(bare) and population.full_names_with(left.entity_type, bare) == 1,
+        unconfirmed=single and unconfirmed_names(left, right),
     )

@@ -51,7 +51,13 @@ class MergePolicy:
     are at least `unmatched_from` alike (below, the name levels already
     count the mismatch). A bare token (a surname) that only one full name
     of the pass holds counts `sole_full_name` toward that name and may merge
-    on it. See ADR 0071, ADR 0072 and ADR 0088.
+    on it. An equal measure counts by how few values lie within its
+    tolerance, at least `measure_near`. Two records of a type whose names
+    are whole that both list names, neither naming the other, count
+    `unconfirmed_names`; a record whose evidence for one candidate is
+    within `ambiguity_margin` bits of its evidence for another kept apart
+    from the first is asked about, not merged (`settle_ambiguity`). See
+    ADR 0071, ADR 0072, ADR 0088 and ADR 0098.
 
     Raises:
         ValueError: a band is outside `0..1` or `ask_at` exceeds `merge_at`.
@@ -91,6 +97,8 @@ class MergePolicy:
     unmatched_from: float = 0.9
     category_max: float = 3.0
     sole_full_name: float = 8.0
+    unconfirmed_names: float = -6.0
+    ambiguity_margin: float = 2.0
 
     def __post_init__(self) -> None:
         if not 0.0 < self.measure_tolerance < 1.0:
@@ -136,8 +144,10 @@ def _property_bits(comparison: PropertyComparison, policy: MergePolicy) -> tuple
         return policy.different, False
     match comparison.agreement:
         case Agreement.EQUAL:
-            likelihood = policy.equal_likelihood / comparison.frequency
-            return min(policy.equal_max, math.log2(likelihood)), True
+            bits = math.log2(policy.equal_likelihood / comparison.frequency)
+            if comparison.kind is PropertyKind.MEASURE:
+                bits = max(policy.measure_near, bits)
+            return min(policy.equal_max, bits), True
         case Agreement.NEAR:
             if comparison.kind is PropertyKind.MEASURE:
                 return policy.measure_near, True
@@ -191,6 +201,9 @@ def assess(
         bits -= against
         tokens = ", ".join(token for token, _ in features.unmatched)
         reasons.append(f"unmatched {tokens} ({-against:+.1f})")
+    if features.unconfirmed:
+        bits += policy.unconfirmed_names
+        reasons.append(f"neither lists the other's name ({policy.unconfirmed_names:+.1f})")
     support = False
     for comparison in features.properties:
         weight, agrees = _property_bits(comparison, policy)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from redstring.consolidation.adjudicator import MergeQuestion, MergeVerdict
+from redstring.consolidation.ambiguity import settle_ambiguity
 from redstring.consolidation.candidates import CANDIDATE_LIMIT, candidate_pairs
 from redstring.consolidation.clustering import DisjointSets
 from redstring.consolidation.features import PassMemo, Population, PropertyKind, compare
@@ -175,7 +176,10 @@ def _judgement(
 def _settle_below(policy: MergePolicy) -> float:
     """The score below which an assessed pair is settled apart for the rest of the pass.
 
-    Below the ask band, and `SETTLED_MARGIN` bits short of the merge band:
+    Below the ask band, and `SETTLED_MARGIN` bits short of the weakest
+    rival the ambiguity check reads (`policy.ambiguity_margin` bits below
+    the merge band), so a settled pair neither merges nor makes a merge
+    ambiguous:
     what moves between rounds for a pair whose profiles did not change is
     the pass's counts (value frequencies, token rarity), worth a fraction of
     a bit when a round merges a fifth of the tenant.
@@ -184,7 +188,8 @@ def _settle_below(policy: MergePolicy) -> float:
         return 0.0
     if policy.merge_at >= 1.0:
         return policy.ask_at
-    below = math.log2(policy.merge_at / (1.0 - policy.merge_at)) - SETTLED_MARGIN
+    merge_bits = math.log2(policy.merge_at / (1.0 - policy.merge_at))
+    below = merge_bits - max(policy.ambiguity_margin, 0.0) - SETTLED_MARGIN
     return min(policy.ask_at, 1.0 / (1.0 + math.pow(2.0, -below)))
 
 
@@ -204,9 +209,7 @@ async def resolve_profiles(
     Pairs in the merge band are joined; pairs in the ask band go to the
     adjudicator best score first, `QUESTION_BATCH` at a time, skipping any
     pair already joined through others; the rest stay apart. With `focus`,
-    only pairs with at least one focused entity are considered. Without an
-    adjudicator, a pair whose names are below `policy.min_name_similarity`
-    is left apart unscored: it could only be asked about.
+    only pairs with at least one focused entity are considered.
     `property_kinds` overrides the kind the pass would decide for a key.
     `memo` keeps the blocking keys, rankings and name evidence measured for
     the next round of the same pass (a fresh one per round without it), and
@@ -227,10 +230,6 @@ async def resolve_profiles(
         pairs = candidate_pairs(profiles, focus=focus, limit=limit, memo=memo)
         tolerance = policy.measure_tolerance
         names = memo.names(profiles, pairs, population)
-        if adjudicator is None:
-            # Names below the floor never merge, and no one is asked: measure no more of them.
-            floor = min(policy.min_name_similarity, _INITIAL_COMPATIBLE)
-            names = {pair: name for pair, name in names.items() if name >= floor}
         memo.judge(_judgement(profiles, population, policy))
         settle_below = _settle_below(policy)
         unambiguous = _unambiguous_initials(profiles, names)
@@ -244,6 +243,7 @@ async def resolve_profiles(
             if assessment.score < settle_below:
                 memo.settle(left, right, population)
             assessed[i, j] = assessment
+        assessed = settle_ambiguity(assessed, profiles, population, policy)
         sets = DisjointSets(len(profiles))
         guard = _Conflicts(profiles, population, policy.measure_tolerance)
         resolution = Resolution(clusters=[], candidates=len(pairs))

@@ -364,6 +364,20 @@ class DocumentDeleted(_Event):
     chunk_ids: tuple[ChunkId, ...] = ()
 
 
+class TenantDeleted(_Event):
+    """A whole tenant removed: its entities, relationships, merges, vectors and passages.
+
+    Projecting it purges `tenant_id` from each store as its `delete_by_tenant`
+    does; the log keeps the tenant's earlier events, so a replay writes them
+    and then purges them again, and only events after this one bring the
+    tenant back. Applying it twice changes nothing. See ADR 0106.
+    """
+
+    kind: Literal["tenant_deleted"] = "tenant_deleted"
+    version: Literal[1] = 1
+    occurred_at: datetime
+
+
 #: The kinds of event, each a model.
 _EVENT_TYPES = (
     DocumentExtracted
@@ -374,6 +388,7 @@ _EVENT_TYPES = (
     | DocumentChunked
     | PassagesEmbedded
     | DocumentDeleted
+    | TenantDeleted
 )
 
 #: Any event, discriminated on `kind`.

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from redstring.domain.events import DocumentChunked, DocumentDeleted, EntityDeleted
+from redstring.domain.events import (
+    DocumentChunked,
+    DocumentDeleted,
+    EntityDeleted,
+    TenantDeleted,
+)
 from redstring.domain.validation import check_collaborator
 from redstring.ports.chunk_store import ChunkStore
 
@@ -13,7 +18,7 @@ if TYPE_CHECKING:
 
 
 class ChunkProjection:
-    """Writes documents' chunks and mentions; deletes documents, and a deleted entity's mentions.
+    """Writes documents' chunks and mentions; deletes documents, tenants and an entity's mentions.
 
     A `DocumentChunked` replaces what the store held of its source (the
     store's `put_chunks` rule), then writes its mentions. Merges change
@@ -35,3 +40,5 @@ class ChunkProjection:
             await self._store.delete_source(event.source_id, event.tenant_id)
         elif isinstance(event, EntityDeleted):
             await self._store.delete_mentions_of(event.tenant_id, entity_ids=[event.entity_id])
+        elif isinstance(event, TenantDeleted):
+            await self._store.delete_by_tenant(event.tenant_id)

@@ -9,7 +9,9 @@ from redstring.domain.events import (
     EntitiesMerged,
     EntityDeleted,
     MergeUndone,
+    TenantDeleted,
 )
+from redstring.domain.merging import ALIASES_KEY, absorb
 from redstring.domain.validation import check_collaborator
 from redstring.ports.graph_store import GraphStore
 
@@ -17,33 +19,33 @@ if TYPE_CHECKING:
     from redstring.domain.entity import Entity
     from redstring.domain.events import Event
 
-_ALIASES = "aliases"
-
 
 def _keep_aliases(entity: Entity, held: Entity | None) -> Entity:
     """`entity` with the aliases `held` has and it lacks appended, so a rewrite keeps them."""
     if held is None:
         return entity
-    old = held.properties.get(_ALIASES)
+    old = held.properties.get(ALIASES_KEY)
     if not isinstance(old, list) or not old:
         return entity
-    new = entity.properties.get(_ALIASES)
+    new = entity.properties.get(ALIASES_KEY)
     current = list(new) if isinstance(new, list) else []
     missing = [alias for alias in old if alias not in current]
     if not missing:
         return entity
     return entity.model_copy(
-        update={"properties": {**entity.properties, _ALIASES: [*current, *missing]}}
+        update={"properties": {**entity.properties, ALIASES_KEY: [*current, *missing]}}
     )
 
 
 class GraphProjection:
-    """Writes extracted documents, applies merges and their undoing, and deletes entities.
+    """Writes extracted documents, applies merges and undoings, and deletes entities and tenants.
 
     Reads follow merges, and so do writes: an extracted entity whose id was
-    merged away is not written back (its canonical stands for it), its
-    relationships are written against the canonical, and rewriting an entity
-    keeps the aliases it holds. Re-extracting a document therefore never
+    merged away is not written back; what it says that its canonical lacks
+    (its name as an alias, a property, a description) is folded into the
+    canonical, which wins every conflict (ADR 0107). Its relationships are
+    written against the canonical, and rewriting an entity keeps the aliases
+    it holds. Re-extracting a document therefore never
     undoes a merge. Idempotent: applying an event again leaves the store as
     the first application left it.
     """
@@ -67,13 +69,28 @@ class GraphProjection:
             await self._store.upsert_relationships(event.relationships)
         elif isinstance(event, EntityDeleted):
             await self._store.delete_entity(event.entity_id, event.tenant_id)
+        elif isinstance(event, TenantDeleted):
+            await self._store.delete_by_tenant(event.tenant_id)
 
     async def _extracted(self, event: DocumentExtracted) -> None:
         ids = [entity.id for entity in event.entities]
         canonical = await self._store.resolve(ids, event.tenant_id)
-        kept = [entity for entity in event.entities if canonical[entity.id] == entity.id]
+        # Reads follow merges: a merged id reads as the entity it was merged into.
         held = {e.id: e for e in await self._store.get_entities(ids, event.tenant_id)}
-        await self._store.upsert_entities([_keep_aliases(e, held.get(e.id)) for e in kept])
+        writes = {
+            e.id: _keep_aliases(e, held.get(e.id))
+            for e in event.entities
+            if canonical[e.id] == e.id
+        }
+        for entity in event.entities:
+            into = canonical[entity.id]
+            target = writes.get(into) or held.get(into)
+            if into == entity.id or target is None:
+                continue
+            folded = absorb(target, [entity])
+            if folded != target:
+                writes[into] = folded
+        await self._store.upsert_entities(list(writes.values()))
         await self._store.upsert_relationships(
             [
                 relationship.model_copy(

@@ -11,6 +11,7 @@ from redstring.domain.events import (
     EntityDeleted,
     MergeUndone,
     PassagesEmbedded,
+    TenantDeleted,
 )
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import EntityId
@@ -39,7 +40,7 @@ class VectorProjection(_VectorsProjection):
 
     A merge deletes the merged entities' vectors (the canonical's stands for
     them); undoing it writes them back from the event. A delete removes the
-    entity's vector.
+    entity's vector, and a tenant's delete every vector of the tenant.
 
     Idempotent: the writes are upserts keyed `(tenant_id, entity_id)`. The
     store is a whole `VectorStore` because the projection needs its
@@ -62,10 +63,12 @@ class VectorProjection(_VectorsProjection):
             await self._store.upsert_many(event.vectors)
         elif isinstance(event, EntityDeleted):
             await self._store.delete(event.entity_id, event.tenant_id)
+        elif isinstance(event, TenantDeleted):
+            await self._store.delete_by_tenant(event.tenant_id)
 
 
 class PassageVectorProjection(_VectorsProjection):
-    """Writes each passage-embedding event's vectors, and deletes a deleted document's.
+    """Writes each passage-embedding event's vectors; deletes a deleted document's or tenant's.
 
     The store holds passages' vectors only, each keyed by its chunk's id
     (`VectorRecord.entity_id`); entity events are ignored. Idempotent.
@@ -83,3 +86,5 @@ class PassageVectorProjection(_VectorsProjection):
         elif isinstance(event, DocumentDeleted):
             for chunk_id in event.chunk_ids:
                 await self._store.delete(EntityId(chunk_id), event.tenant_id)
+        elif isinstance(event, TenantDeleted):
+            await self._store.delete_by_tenant(event.tenant_id)

@@ -730,6 +730,28 @@ def test_an_import_is_recorded_in_the_file_s_event_log_so_replay_rebuilds_it(
         assert vectors == len(found)
 
 
+def test_a_deleted_tenant_stays_deleted_when_the_file_s_log_is_replayed(
+    graph_db: Path, people: Path
+) -> None:
+    imported(people, "--db", graph_db, "--tenant", "acme")
+    status, _, err = run("delete", "--entire-tenant", "--db", graph_db, "--tenant", "acme")
+    assert status == 0, err
+
+    async def rebuilt() -> dict[str, int]:
+        graph, vectors = InMemoryGraphStore(), InMemoryVectorStore(dimension=384)
+        async with SqliteEventLog(graph_db) as log:
+            await replay(log, GraphProjection(graph), VectorProjection(vectors))
+        return {
+            tenant: await graph.count(tenant_id_for(tenant))
+            + await vectors.count(tenant_id_for(tenant))
+            for tenant in ("default", "acme")
+        }
+
+    counts = asyncio.run(rebuilt())
+    assert counts["acme"] == 0
+    assert counts["default"] == 2 * len(entities(graph_db, "default")) > 0
+
+
 # -- a database written by an older redstring ------------------------------------
 
 

@@ -8,12 +8,14 @@ from uuid import uuid4
 import pytest
 
 from redstring.chunks.adapters.memory import InMemoryChunkStore
+from redstring.composition import Consolidator
 from redstring.composition.context import ContextRetriever
 from redstring.composition.documents import import_documents
 from redstring.domain.context import ContextSettings
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import SourceId
 from redstring.domain.source import SourceDocument
+from redstring.events.adapters.memory import InMemoryEventLog
 from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
@@ -252,3 +254,45 @@ async def test_with_forward_fit_a_relationship_walked_backwards_weighs_the_floor
     assert forward_only["ada"] is not None
     assert both_ways["ada"] is not None
     assert forward_only["ada"] < both_ways["ada"]
+
+
+async def test_a_passage_mentioning_an_id_merged_since_scores_for_its_canonical_entity() -> None:
+    graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
+    ada, babbage = make_entity(name="Ada Lovelace"), make_entity(name="Charles Babbage")
+    countess = make_entity(name="Countess of Lovelace")
+    await graph.upsert_entities([ada, babbage, countess])
+    await graph.upsert_relationship(make_relationship(ada, babbage, relationship_type="knew"))
+    notes = SourceDocument(id=SourceId("notes"), text="The Countess of Lovelace wrote notes.")
+    await import_documents([notes], TENANT, chunks=chunks, graph=graph)
+    # The mention keeps the countess's id; she is then merged into Ada.
+    await Consolidator(graph=graph, event_log=InMemoryEventLog()).merge(
+        TENANT, ada.id, [countess.id], reason="one person"
+    )
+    context = await ContextRetriever(
+        chunks=chunks, graph=graph, settings=ContextSettings(passage_seeds=0)
+    ).retrieve_context("Who knew Charles Babbage?", TENANT, k=2)
+    # The walk reaches Ada from Babbage; the notes mention her under the merged id.
+    [passage] = context.passages
+    assert passage.chunk.source_id == "notes"
+    assert passage.graph is not None
+    assert passage.graph > 0
+    assert [e.entity.id for e in context.entities] == [babbage.id, ada.id]
+
+
+async def test_a_passage_is_about_the_entity_its_title_names_under_an_id_merged_since() -> None:
+    graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
+    ada, countess = make_entity(name="Ada Lovelace"), make_entity(name="Countess of Lovelace")
+    await graph.upsert_entities([ada, countess])
+    notes = SourceDocument(
+        id=SourceId("notes"), title="Countess of Lovelace", text="The Countess of Lovelace wrote."
+    )
+    await import_documents([notes], TENANT, chunks=chunks, graph=graph)
+    # Merging keeps the countess's name as Ada's alias; the mention keeps the countess's id.
+    await Consolidator(graph=graph, event_log=InMemoryEventLog()).merge(
+        TENANT, ada.id, [countess.id], reason="one person"
+    )
+    context = await ContextRetriever(
+        chunks=chunks, graph=graph, settings=ContextSettings(link_entities=False)
+    ).retrieve_context("Who wrote?", TENANT, k=2)
+    # BM25's best passage is about Ada: she seeds the walk and is the context's entity.
+    assert [e.entity.id for e in context.entities] == [ada.id]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from redstring.consolidation.features import (
     Agreement,
     PassMemo,
@@ -11,8 +13,12 @@ from redstring.consolidation.features import (
     kind_by_key,
     looks_like_id,
     profile_of,
+    unconfirmed_names,
 )
 from tests.factories import make_entity
+
+if TYPE_CHECKING:
+    from redstring.consolidation.features import Profile
 
 
 def test_a_profile_keeps_scalar_properties_folded_and_aliases_as_names() -> None:
@@ -240,3 +246,53 @@ def test_a_place_name_is_never_a_bare_surname() -> None:
     north = profile_of(make_entity(name="Khartoum North", entity_type="city"))
     population = Population.of([*towns, north])
     assert not compare(towns[0], north, population).sole_full_name
+
+
+def test_a_measure_is_as_common_as_the_values_within_its_tolerance() -> None:
+    profiles = [
+        profile_of(make_entity(properties={"population": value}))
+        for value in (1000, 960, 1050, 1060, 2000, -1000, -955)
+    ]
+    profiles.append(profile_of(make_entity(properties={"country": "peru"})))
+    population = Population.of(profiles)
+    assert population.within("population", 1000.0, 0.05) == 3 / 8
+    assert population.within("population", -1000.0, 0.05) == 2 / 8
+    assert population.within("population", 0.0, 0.05) == 1 / 8
+    assert population.within("population", 1000.0, 0.5) == 5 / 8
+    assert population.within("population", 2000.0, 0.5) == 4 / 8
+    assert population.within("country", 1000.0, 0.05) == 1 / 8
+
+
+def test_an_equal_measure_is_as_rare_as_its_neighbourhood_not_its_figure() -> None:
+    crowded = [
+        profile_of(make_entity(properties={"population": value}))
+        for value in (36000, 36000, 35500, 36500, 37000, 90000)
+    ]
+    population = Population.of(crowded)
+    [comparison] = compare(crowded[0], crowded[1], population).properties
+    assert comparison.agreement is Agreement.EQUAL
+    assert comparison.frequency == 5 / 6
+    assert population.frequency("population", "36000") == 2 / 6
+
+
+def test_two_listed_places_neither_naming_the_other_are_unconfirmed() -> None:
+    def city(name: str, *aliases: str, entity_type: str = "city") -> Profile:
+        properties = {"aliases": list(aliases)} if aliases else {}
+        return profile_of(make_entity(name=name, entity_type=entity_type, properties=properties))
+
+    tongxi, dongxi = city("Tongxi", "T'ung-hsi"), city("Dongxi", "Tung-hsi")
+    listed = city("Tongxi Zhen", "Tongxi")
+    bare = city("Tongxii")
+    population = Population.of([tongxi, dongxi, listed, bare])
+    assert compare(tongxi, dongxi, population).name == 1.0
+    assert compare(tongxi, dongxi, population).unconfirmed
+    assert unconfirmed_names(dongxi, tongxi)
+    assert not compare(tongxi, listed, population).unconfirmed
+    assert not compare(listed, tongxi, population).unconfirmed
+    assert not compare(tongxi, bare, population).unconfirmed
+    people = [
+        city("Ada King", "Ada Kingsley", entity_type="person"),
+        city("Ada Kink", "Ada Kinks", entity_type="person"),
+    ]
+    assert unconfirmed_names(*people)
+    assert not compare(people[0], people[1], Population.of(people)).unconfirmed

@@ -179,3 +179,26 @@ def test_a_bare_name_only_one_full_name_holds_merges_and_says_why() -> None:
     assert assessment.band is MergeBand.MERGE
     assert "the only full name holding the bare name" in assessment.reason
     assert assess(_features(name=0.9, weak_name=True), MergePolicy()).band is MergeBand.APART
+
+
+def test_two_listed_names_neither_naming_the_other_count_against_and_say_so() -> None:
+    policy = MergePolicy()
+    country = PropertyComparison("country", Agreement.EQUAL, 0.05, PropertyKind.CATEGORY)
+    listed = assess(_features(name=0.96, properties=(country,), unconfirmed=True), policy)
+    assert listed.score == pytest.approx(1 / (1 + 2**-0.6))
+    assert listed.band is MergeBand.ASK
+    assert listed.reason == "names 0.96; neither lists the other's name (-6.0); country equal"
+    confirmed = assess(_features(name=0.96, properties=(country,)), policy)
+    assert confirmed.band is MergeBand.MERGE
+
+
+def test_an_equal_measure_in_a_crowd_is_worth_no_less_than_a_near_one() -> None:
+    policy = MergePolicy()
+    crowded = PropertyComparison("population", Agreement.EQUAL, 0.9, PropertyKind.MEASURE)
+    rare = PropertyComparison("population", Agreement.EQUAL, 0.09, PropertyKind.MEASURE)
+    assert assess(_features(properties=(crowded,)), policy).score == pytest.approx(
+        1 / (1 + 2**-6.6)
+    )
+    assert assess(_features(properties=(rare,)), policy).score == pytest.approx(
+        1 / (1 + 2**-7.921928)
+    )

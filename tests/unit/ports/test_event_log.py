@@ -11,6 +11,7 @@ from redstring.domain.events import (
     EntityDeleted,
     MergeUndone,
     PassagesEmbedded,
+    TenantDeleted,
 )
 from redstring.ports.event_log import EVENT_TYPES
 
@@ -25,4 +26,5 @@ def test_event_types_are_the_classes_of_the_event_union_in_order() -> None:
         DocumentChunked,
         PassagesEmbedded,
         DocumentDeleted,
+        TenantDeleted,
     ]

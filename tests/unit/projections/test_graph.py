@@ -9,7 +9,11 @@ from redstring.domain.vector import VectorRecord
 from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.projections.graph import GraphProjection
 from redstring.projections.replay import Projection
-from redstring.testing.event_log import make_document_extracted, make_entities_embedded
+from redstring.testing.event_log import (
+    make_document_extracted,
+    make_entities_embedded,
+    make_entities_merged,
+)
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 
 
@@ -60,3 +64,61 @@ async def test_an_embedding_event_changes_nothing_in_the_graph() -> None:
     record = VectorRecord(entity_id=EntityId(UUID(int=1)), tenant_id=TENANT, vector=[1.0] * 4)
     await GraphProjection(store).apply(make_entities_embedded([record]))
     assert await store.find_entities(TENANT) == []
+
+
+async def test_a_merged_away_entity_extracted_again_folds_its_new_facts_into_the_canonical() -> (
+    None
+):
+    # The same ids in another tenant, unmerged, must not be touched.
+    store = InMemoryGraphStore()
+    projection = GraphProjection(store)
+    ada = make_entity(id=EntityId(UUID(int=1)), name="Ada Lovelace", properties={"born": "1815"})
+    countess = make_entity(id=EntityId(UUID(int=2)), name="Countess of Lovelace")
+    theirs = make_entity(id=countess.id, tenant_id=OTHER_TENANT, name="Countess of Lovelace")
+    await projection.apply(make_document_extracted([theirs], tenant_id=OTHER_TENANT))
+    await projection.apply(make_document_extracted([ada, countess]))
+    await projection.apply(make_entities_merged(ada, [countess]))
+    again = countess.model_copy(
+        update={
+            "name": "Augusta Ada King",
+            "properties": {"born": "1816", "title": "Countess"},
+            "description": "Mathematician",
+        }
+    )
+    babbage = make_entity(name="Charles Babbage")
+    event = make_document_extracted([again, babbage], [make_relationship(again, babbage)])
+
+    await projection.apply(event)
+
+    held = await store.get_entity(ada.id, TENANT)
+    assert held is not None
+    # The canonical wins a conflict ("born"); what it lacked is taken; the new name is an alias.
+    assert held.properties == {"born": "1815", "title": "Countess", "aliases": ["Augusta Ada King"]}
+    assert held.description == "Mathematician"
+    assert [r.source_entity_id for r in await store.get_relationships(babbage.id, TENANT)] == [
+        ada.id
+    ]
+    assert await store.get_entity(countess.id, OTHER_TENANT) == theirs
+    await projection.apply(event)  # idempotent
+    assert await store.get_entity(ada.id, TENANT) == held
+
+
+async def test_a_canonical_extracted_beside_an_entity_merged_into_it_keeps_both_facts() -> None:
+    store = InMemoryGraphStore()
+    projection = GraphProjection(store)
+    ada = make_entity(id=EntityId(UUID(int=1)), name="Ada Lovelace")
+    countess = make_entity(id=EntityId(UUID(int=2)), name="Countess of Lovelace")
+    await projection.apply(make_document_extracted([ada, countess]))
+    await projection.apply(make_entities_merged(ada, [countess]))
+    fresh = ada.model_copy(update={"properties": {"born": "1815"}})
+    said = countess.model_copy(update={"properties": {"title": "Countess"}})
+
+    await projection.apply(make_document_extracted([said, fresh]))
+
+    held = await store.get_entity(ada.id, TENANT)
+    assert held is not None
+    assert held.properties == {
+        "born": "1815",
+        "title": "Countess",
+        "aliases": ["Countess of Lovelace"],
+    }

@@ -74,7 +74,7 @@ def _chunks[T](items: Sequence[T]) -> list[Sequence[T]]:
 class PostgresGraphStore(AsyncClosable, LendingGraphStoreBase):
     """A `GraphStore` kept in Postgres, shared by every process that opens it.
 
-    Give a `dsn` (a `postgresql://` URL or a libpq keyword string) and the
+    Give a `dsn` (a `postgresql://` URL; asyncpg reads no libpq keyword string) and the
     store opens a pool of up to `pool_size` connections on first use; or give
     a `pool` you own (an `asyncpg.Pool`), which the store uses and never
     closes. Tables are created in `schema` on first use and their layout

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import urllib.parse
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Final, Literal, NoReturn
 
@@ -36,6 +37,12 @@ DEFAULT_SCHEMA: Final = "redstring"
 DEFAULT_POOL_SIZE: Final = 10
 
 _SCHEMA_NAME: Final = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+#: The URL schemes asyncpg reads as a DSN.
+_DSN_SCHEMES: Final = frozenset({"postgresql", "postgres"})
+#: One host of a DSN's host list: a socket directory, `[IPv6]:port`, or `host:port`.
+_HOST_PORT: Final = re.compile(
+    r"(?:/.*|\[[^\]]+\](?::(?P<v6port>[^,]*))?|[^:\[\]]*(?::(?P<port>.*))?)"
+)
 #: One advisory lock key for all of redstring's DDL, whatever the schema.
 _DDL_LOCK: Final = 0x7265_6473_7472_696E  # "redstrin"
 #: Errors an adapter translates into `StoreError`.
@@ -71,6 +78,43 @@ def check_schema_name(schema: str) -> str:
     return schema
 
 
+def check_dsn(dsn: str) -> str:
+    """`dsn`, once it is a `postgresql://` URL asyncpg can read; the error never shows its password.
+
+    asyncpg parses a DSN only on the first call, and some of its refusals
+    echo a field of it (a password with an unencoded `&` shows its tail), so
+    the shape is checked here: the scheme, each host's port, and the query's
+    `name=value` fields.
+
+    Raises:
+        ValueError: it is not such a URL, saying which part is wrong.
+    """
+    unencoded = "(is a character of the password, such as @ / ? # &, left unencoded?)"
+    try:
+        parsed = urllib.parse.urlsplit(dsn)
+    except ValueError:
+        raise ValueError(f"dsn is not a URL asyncpg can read {unencoded}") from None
+    if parsed.scheme not in _DSN_SCHEMES:
+        raise ValueError(
+            "dsn must be a postgresql:// (or postgres://) URL; asyncpg reads no libpq "
+            f"keyword string, got scheme {parsed.scheme!r}"
+        )
+    hosts = parsed.netloc.rpartition("@")[2]
+    for number, host in enumerate(hosts.split(",") if hosts else (), start=1):
+        # The host is not echoed: with an unencoded character the password's tail lands here.
+        match = _HOST_PORT.fullmatch(host)
+        port = None if match is None else (match["port"] or match["v6port"])
+        if match is None or (port and not (port.isascii() and port.isdigit())):
+            raise ValueError(
+                f"dsn's host {number} must be a name or address with a numeric port {unencoded}"
+            )
+    try:
+        urllib.parse.parse_qs(parsed.query, strict_parsing=True)
+    except ValueError:
+        raise ValueError(f"dsn's query must be name=value fields joined by & {unencoded}") from None
+    return dsn
+
+
 class PostgresClient(AsyncClosable):
     """A pool the adapter opened from a DSN, or one the caller owns, plus the schema.
 
@@ -103,6 +147,8 @@ class PostgresClient(AsyncClosable):
             raise ValueError("read_only needs a dsn: a pool the caller owns is used as it is")
         if dsn is not None and (not isinstance(dsn, str) or not dsn.strip()):
             raise ValueError(f"dsn must be a non-blank connection string, got {dsn!r}")
+        if dsn is not None:
+            check_dsn(dsn)
         if pool is not None and not isinstance(pool, asyncpg.Pool):
             raise ValueError(f"pool must be an asyncpg.Pool, got {pool!r}")
         check_integer(pool_size, argument="pool_size", minimum=1, maximum=MAX_POOL_SIZE)

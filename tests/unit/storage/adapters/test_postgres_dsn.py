@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+from typing import TYPE_CHECKING
 from uuid import uuid4
 
 import pytest
@@ -9,19 +11,62 @@ import pytest
 from redstring.domain.exceptions import ClosedError, StoreError
 from redstring.events.adapters.postgres import PostgresEventLog
 from redstring.graph.adapters.postgres import PostgresGraphStore
-from redstring.storage.adapters.postgres import PostgresClient
-from redstring.testing.factories import TENANT, make_entity
+from redstring.storage.adapters.postgres import PostgresClient, check_dsn
 from redstring.vector.adapters.postgres import PostgresVectorStore
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-async def test_a_libpq_keyword_string_is_refused_without_printing_its_password() -> None:
+
+def test_a_libpq_keyword_string_is_refused_without_printing_its_password() -> None:
     # asyncpg takes only postgresql:// URLs; the how-to says so.
     secret = f"s3cret{uuid4().hex}"
     dsn = f"host=/nonexistent-redstring-socket-dir user=app password={secret}"
-    async with PostgresGraphStore(dsn) as graph:
-        with pytest.raises(StoreError, match="invalid DSN") as raised:
-            await graph.get_entity(make_entity().id, TENANT)
+    with pytest.raises(ValueError, match="libpq keyword string") as raised:
+        PostgresGraphStore(dsn)
     assert secret not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("dsn", "match"),
+    [
+        ("postgresql://app:{secret}@db:x/app", "host 1 must be .* a numeric port"),
+        ("postgresql://app:{secret}@db:5432,replica:5x/app", "host 2 must be .* a numeric port"),
+        ("postgresql://app:pa?{secret}@db/app", "host 1 must be"),
+        ("postgresql://app@db/app?sslmode=require&password=pa&{secret}", "query must be name="),
+        ("postgresql://app:{secret}@[::1/app", "not a URL asyncpg can read"),
+        ("mysql://app:{secret}@db/app", "got scheme 'mysql'"),
+    ],
+)
+@pytest.mark.parametrize("store", ["graph", "vectors", "events"])
+def test_a_malformed_url_is_refused_when_the_store_is_made_and_never_shows_the_password(
+    dsn: str, match: str, store: str
+) -> None:
+    # asyncpg would parse it only on the first call, echoing a query field as it refuses it.
+    secret = f"s3cret{uuid4().hex}"
+    opens: dict[str, Callable[[str], object]] = {
+        "graph": partial(PostgresGraphStore),
+        "vectors": partial(PostgresVectorStore, dimension=2, model="m"),
+        "events": partial(PostgresEventLog),
+    }
+    with pytest.raises(ValueError, match=match) as raised:
+        opens[store](dsn.format(secret=secret))
+    assert secret not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        "postgresql://app@/app?host=/run/postgresql&password=x",
+        "postgres://app:p%26q@db.internal:5432,replica:5433/app?sslmode=require",
+        "postgresql://app@[::1]:5432/app",
+        "postgresql://app@[::1]/app",
+        "postgresql:///app",
+        "postgresql://db",
+    ],
+)
+def test_every_url_shape_asyncpg_reads_is_accepted(dsn: str) -> None:
+    assert check_dsn(dsn) == dsn
 
 
 async def _first_call(store: str, dsn: str) -> None:
