@@ -21,7 +21,7 @@ from redstring.consolidation.adjudicator import MergeAdjudicator
 from redstring.consolidation.features import ALIASES_KEY, PassMemo, PropertyKind, profile_of
 from redstring.consolidation.names import fold, name_form
 from redstring.consolidation.policy import MergeBand, MergePolicy
-from redstring.consolidation.resolution import resolve_profiles
+from redstring.consolidation.resolution import collector_paused, resolve_profiles
 from redstring.domain.events import EntitiesMerged, EntityDeleted, MergeUndone
 from redstring.domain.exceptions import MergeUndoError, MissingEntityError
 from redstring.domain.ids import EntityId, TenantId  # noqa: TC001 - pydantic needs them
@@ -497,15 +497,13 @@ class Consolidator:
         return sorted(found.values(), key=lambda entity: str(entity.id))
 
     async def _profiles(self, entities: Sequence[Entity], tenant_id: TenantId) -> list[Profile]:
-        return [
-            profile_of(entity, neighbours=neighbours, vector=vector)
-            for entity, neighbours, vector in zip(
-                entities,
-                await self._neighbour_names(entities, tenant_id),
-                await self._vectors_of(entities, tenant_id),
-                strict=True,
-            )
-        ]
+        neighbours = await self._neighbour_names(entities, tenant_id)
+        vectors = await self._vectors_of(entities, tenant_id)
+        with collector_paused():
+            return [
+                profile_of(entity, neighbours=names, vector=vector)
+                for entity, names, vector in zip(entities, neighbours, vectors, strict=True)
+            ]
 
     async def _neighbour_names(
         self, entities: Sequence[Entity], tenant_id: TenantId

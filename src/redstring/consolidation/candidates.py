@@ -35,6 +35,9 @@ BLOCK_BUDGET: Final = 300
 
 _TOKEN_PREFIX: Final = 4
 
+#: Fewer than one profile in this many counting its blocks gathers only the blocks it reads.
+_FEW_COUNT: Final = 8
+
 
 def _token_keys(token: str) -> list[str]:
     keys = [f"p:{token[:_TOKEN_PREFIX]}"]
@@ -63,6 +66,25 @@ def profile_keys(profile: Profile) -> set[str]:
     return {f"{profile.entity_type}\x1f{key}" for key in keys}
 
 
+def _blocks(keys_of: Sequence[set[str]], counting: Sequence[int]) -> dict[str, list[int]]:
+    """The members of every block the profiles at `counting` are keyed under, by position.
+
+    When few profiles count (a later round, where most read their ranking
+    from the memo), only the blocks of their keys are gathered.
+    """
+    blocks: defaultdict[str, list[int]] = defaultdict(list)
+    if len(counting) * _FEW_COUNT < len(keys_of):
+        wanted = {key for position in counting for key in keys_of[position]}
+        for position, keys in enumerate(keys_of):
+            for key in keys & wanted:
+                blocks[key].append(position)
+    elif counting:
+        for position, keys in enumerate(keys_of):
+            for key in keys:
+                blocks[key].append(position)
+    return blocks
+
+
 def candidate_pairs(
     profiles: Sequence[Profile],
     *,
@@ -81,7 +103,8 @@ def candidate_pairs(
     bounded number of others however large the pass; a pair is kept when either side
     keeps the other. With `focus`, only profiles whose id is in it look for
     candidates (against every profile). `memo` keeps each profile's keys
-    for the pass's next round. Sorted, so the result is
+    and candidates for the pass's next round, where a profile none of whose
+    blocks changed reads its candidates there instead of counting again. Sorted, so the result is
     deterministic for a given order of `profiles`.
 
     Raises:
@@ -97,14 +120,26 @@ def candidate_pairs(
         profile_keys(profile) if memo is None else memo.keys(profile, profile_keys)
         for profile in profiles
     ]
-    blocks: defaultdict[str, list[int]] = defaultdict(list)
-    for position, keys in enumerate(keys_of):
-        for key in keys:
-            blocks[key].append(position)
+    if memo is not None:
+        memo.advance(profiles)
+    settings = (limit, max_block, budget)
+    at = {id(profile): position for position, profile in enumerate(profiles)}
     pairs: set[tuple[int, int]] = set()
-    for position, keys in enumerate(keys_of):
-        if focus is not None and profiles[position].entity_id not in focus:
+    counting: list[int] = []
+    for position, profile in enumerate(profiles):
+        if focus is not None and profile.entity_id not in focus:
             continue
+        kept = None if memo is None else memo.ranked(profile, settings)
+        if kept is None:
+            counting.append(position)
+            continue
+        for found in kept:
+            j = at[id(found)]
+            pairs.add((min(position, j), max(position, j)))
+    blocks = _blocks(keys_of, counting)
+    span = len(profiles) + 1
+    for position in counting:
+        keys = keys_of[position]
         shared: Counter[int] = Counter()
         gathered = 0
         for key in sorted(keys, key=lambda key: (len(blocks[key]), key)):
@@ -116,8 +151,11 @@ def candidate_pairs(
             gathered += size
         del shared[position]
         # Most keys shared first, then the lowest position: one int per candidate.
-        span = len(profiles) + 1
-        for ranked in heapq.nlargest(limit, [n * span - i for i, n in shared.items()]):
-            other = -ranked % span
-            pairs.add((min(position, other), max(position, other)))
+        ranked = [
+            -n % span for n in heapq.nlargest(limit, [n * span - i for i, n in shared.items()])
+        ]
+        for j in ranked:
+            pairs.add((min(position, j), max(position, j)))
+        if memo is not None:
+            memo.keep_ranked(profiles[position], settings, tuple(profiles[j] for j in ranked))
     return sorted(pairs)

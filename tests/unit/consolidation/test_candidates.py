@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from redstring.consolidation.candidates import candidate_pairs, profile_keys
-from redstring.consolidation.features import profile_of
+from redstring.consolidation.candidates import (
+    BLOCK_BUDGET,
+    CANDIDATE_LIMIT,
+    MAX_BLOCK,
+    _blocks,
+    candidate_pairs,
+    profile_keys,
+)
+from redstring.consolidation.features import PassMemo, profile_of
 from tests.factories import make_entity
 
 
@@ -80,3 +87,60 @@ def test_the_first_key_counts_even_past_the_budget() -> None:
 def test_a_budget_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="budget must be at least 1, got 0"):
         candidate_pairs([], budget=0)
+
+
+def _rounds(*rounds: list) -> None:  # type: ignore[type-arg]
+    memo = PassMemo()
+    for profiles in rounds:
+        assert candidate_pairs(profiles, memo=memo, limit=2) == candidate_pairs(profiles, limit=2)
+
+
+def test_a_memo_carries_rankings_only_where_no_block_moved() -> None:
+    # "John Doe" ranks the two Does it shares most with; when one leaves or a
+    # new one arrives its blocks moved and it ranks again, while "Ada Lovelace",
+    # whose blocks did not move, reads its ranking from the memo.
+    does = _profiles("John Doe", "Jon Doe", "John Doe", "Mary Doe", "Ada Lovelace", "Ada Lovelace")
+    arrived = profile_of(make_entity(name="John Doe"))
+    _rounds(does, does[1:], [*does[1:], arrived], [arrived, *does[2:]])
+
+
+def test_a_ranking_is_forgotten_in_a_round_its_profile_sat_out() -> None:
+    # A focused round in which the first "John Doe" did not look, while the
+    # "Jon Doe" it ranked left, must not leave it that stale ranking.
+    profiles = _profiles("John Doe", "Jon Doe", "Joan Doe", "John Doe")
+    memo = PassMemo()
+    candidate_pairs(profiles, memo=memo)
+    rest = [profiles[0], *profiles[2:]]
+    candidate_pairs(rest, memo=memo, focus={profiles[3].entity_id})
+    assert candidate_pairs(rest, memo=memo) == candidate_pairs(rest) == [(0, 1), (0, 2), (1, 2)]
+
+
+def test_a_memo_drops_every_ranking_when_the_order_changes() -> None:
+    profiles = _profiles("John Doe", "John Doe", "John Doe", "Mary Doe")
+    _rounds(profiles, list(reversed(profiles)))
+
+
+def test_an_arrival_makes_those_sharing_a_key_with_it_rank_again() -> None:
+    ada, mary = _profiles("Ada Lovelace", "Mary Doe")
+    memo = PassMemo()
+    settings = (CANDIDATE_LIMIT, MAX_BLOCK, BLOCK_BUDGET)
+    candidate_pairs([ada, mary], memo=memo)
+    assert memo.ranked(ada, settings) == memo.ranked(mary, settings) == ()
+    candidate_pairs([ada, mary, *_profiles("Ada Lovelace")], memo=memo)
+    assert memo.ranked(mary, settings) == ()
+    assert memo.ranked(ada, settings) is not None
+    assert len(memo.ranked(ada, settings) or ()) == 1
+
+
+def test_a_few_counting_profiles_gather_exactly_the_blocks_they_read() -> None:
+    profiles = _profiles(
+        "John Doe", "Jon Doe", "Mary Major", "Mary Doe", "Ada Lovelace", *["Alan Turing"] * 5
+    )
+    keys_of = [profile_keys(profile) for profile in profiles]
+    few = _blocks(keys_of, [0])
+    every = _blocks(keys_of, list(range(len(profiles))))
+    assert few.keys() == keys_of[0]
+    assert {key: every[key] for key in keys_of[0]} == few
+    assert _blocks(keys_of, []) == {}
+    focus = {profiles[0].entity_id}
+    assert candidate_pairs(profiles, focus=focus) == [(0, 1), (0, 3)]

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import gc
 from typing import TYPE_CHECKING
 
 import pytest
 
 from redstring.consolidation.adjudicator import MergeVerdict
-from redstring.consolidation.features import PropertyKind, profile_of
+from redstring.consolidation.features import (
+    PassMemo,
+    Population,
+    PropertyKind,
+    profile_of,
+)
 from redstring.consolidation.policy import MergeBand, MergePolicy
-from redstring.consolidation.resolution import QUESTION_BATCH, resolve_profiles
+from redstring.consolidation.resolution import QUESTION_BATCH, _settle_below, resolve_profiles
 from tests.factories import make_entity
 
 if TYPE_CHECKING:
@@ -182,6 +188,88 @@ async def test_an_adjudicated_link_is_in_the_ask_band_and_honours_conflicts() ->
         entities, profiles, policy=MergePolicy(ask_at=0.0), adjudicator=adjudicator
     )
     assert refused.clusters == []
+
+
+async def test_an_adjudicator_refusing_every_question_leaves_the_merge_bands_clusters() -> None:
+    entities = [
+        make_entity(name=name, properties={"dob": "18151210"})
+        for name in ("Ada Lovelace", "Lovelace, Ada", "A. Lovelace", "Ida Lovelace", "Alan Love")
+    ]
+    profiles = [profile_of(entity) for entity in entities]
+    asked = await resolve_profiles(
+        entities, profiles, policy=MergePolicy(), adjudicator=Scripted(set())
+    )
+    plain = await resolve_profiles(entities, profiles, policy=MergePolicy())
+    # The adjudicator answers "different" to all it is asked: only the merge band joins.
+    assert plain.clusters == asked.clusters
+    assert [0, 1] in plain.clusters
+    assert asked.asked > 0
+    assert plain.links == asked.links
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+async def test_a_pass_leaves_the_garbage_collector_as_it_found_it(enabled: bool) -> None:
+    entities = [make_entity(name="Ada Lovelace"), make_entity(name="Ada Lovelace")]
+    (gc.enable if enabled else gc.disable)()
+    try:
+        await _resolve(entities)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
+
+
+async def test_a_pair_assessed_far_below_the_merge_band_is_settled_for_the_pass() -> None:
+    entities = [
+        make_entity(name=name, properties={"dob": dob})
+        for name, dob in (("Ada Lovelace", "18151210"), ("Ida Lovelock", "19020101"))
+    ]
+    profiles = [profile_of(entity) for entity in entities]
+    memo = PassMemo()
+    policy = MergePolicy()
+    first = await resolve_profiles(entities, profiles, policy=policy, memo=memo)
+    population = Population.of(profiles)
+    assert first.clusters == []
+    assert memo.settled(profiles[0], profiles[1], population)
+    # Settled pairs are still candidates, and stay apart.
+    again = await resolve_profiles(entities, profiles, policy=policy, memo=memo)
+    assert (again.candidates, again.clusters) == (1, [])
+    # A rebuilt profile is another pair; another policy unsettles them all.
+    rebuilt = [profiles[0], profile_of(entities[1])]
+    assert not memo.settled(rebuilt[0], rebuilt[1], population)
+    await resolve_profiles(entities, profiles, policy=MergePolicy(prior=20.0), memo=memo)
+    assert not memo.settled(profiles[0], profiles[1], population)
+
+
+async def test_a_pair_in_the_ask_band_is_never_settled() -> None:
+    entities = [make_entity(name=name) for name in ("Jon Smith", "John Smith")]
+    profiles = [profile_of(entity) for entity in entities]
+    memo = PassMemo()
+    await resolve_profiles(entities, profiles, policy=MergePolicy(), memo=memo)
+    assert not memo.settled(profiles[0], profiles[1], Population.of(profiles))
+
+
+async def test_a_changed_kind_unsettles_every_pair() -> None:
+    # Different identifiers settle the pair apart; declared plain values, the
+    # same pair is in the ask band, so it must be assessed again.
+    entities = [make_entity(name="Ada Lovelace", properties={"ref": ref}) for ref in ("q1", "q2")]
+    profiles = [profile_of(entity) for entity in entities]
+    memo = PassMemo()
+    population = Population.of(profiles)
+    await resolve_profiles(entities, profiles, policy=MergePolicy(), memo=memo)
+    assert memo.settled(profiles[0], profiles[1], population)
+    kinds = {"ref": PropertyKind.VALUE}
+    await resolve_profiles(
+        entities, profiles, policy=MergePolicy(), memo=memo, property_kinds=kinds
+    )
+    assert not memo.settled(profiles[0], profiles[1], population)
+
+
+def test_the_settling_score_keeps_a_margin_below_the_merge_band() -> None:
+    # 4.25 bits for .95, less the ambiguity margin (2) and the settling margin (4).
+    assert _settle_below(MergePolicy()) == pytest.approx(0.2290, abs=1e-4)
+    assert _settle_below(MergePolicy(merge_at=0.5, ask_at=0.5)) == pytest.approx(1 / 65)
+    assert _settle_below(MergePolicy(merge_at=1.0, ask_at=0.4)) == 0.4
+    assert _settle_below(MergePolicy(merge_at=0.0, ask_at=0.0)) == 0.0
 
 
 def _town(name: str, **properties: object) -> Entity:
