@@ -17,10 +17,13 @@ entities, and the fused call's p50. `--ablations` adds fused runs with no
 query linking and with no edge weighting. `--diagnose` adds the ceiling (R@5 of
 an oracle ranking every gold article first: what the gold set sizes allow) and
 where the fused run's gold articles beyond the top 5 are: ranked 6-10, ranked
-11-100, or not scored by the graph channel at all (no walked entity mentions
-them); and how many BM25 ranked in its top 5 but fused did not. `--size N` instead times the fused
-call over N synthetic chunks (copies of the universe's articles under new
-titles) in memory. `--sqlite` runs the quality half on SQLite stores.
+11-100, ranked below 100 though the graph channel scored them, or not scored
+by the graph channel at all (no entity among the walk's best `reach` mentions
+them); and how many BM25 ranked in its top 5 but fused did not; with the
+defaults, and with the walk's bounds (`frontier`, `reach`) lifted to
+10,000. `--size N` instead times the fused call over N synthetic chunks
+(copies of the universe's articles under new titles) in memory. `--sqlite`
+runs the quality half on SQLite stores.
 
 Usage: `uv run --all-extras python bench/context.py [--universe dev]
 [--ablations] [--diagnose] [--size 100000]`
@@ -138,18 +141,41 @@ def ceiling(questions: tuple[Question, ...]) -> dict[str, float]:
     }
 
 
+#: The walk's bounds lifted: every entity a hop reaches walks on and scores its passages.
+UNBOUNDED = ContextSettings(frontier=10_000, reach=10_000)
+
+
 async def diagnose(
     universe: Universe, chunks: ChunkStore, graph: GraphStore
 ) -> dict[str, dict[str, object]]:
     """Where the fused run's gold articles are, as shares of every gold article."""
-    fused = ContextRetriever(chunks=chunks, graph=graph)
+    rows: dict[str, dict[str, object]] = {}
+    for name, settings in (("fused", ContextSettings()), ("fused, walk unbounded", UNBOUNDED)):
+        rows[name] = dict(await _where(universe, chunks, graph, settings))
+    return rows
+
+
+async def _where(
+    universe: Universe, chunks: ChunkStore, graph: GraphStore, settings: ContextSettings
+) -> dict[str, float]:
+    fused = ContextRetriever(chunks=chunks, graph=graph, settings=settings)
     bm25 = ContextRetriever(chunks=chunks)
     counts = dict.fromkeys(
-        ("top 5", "ranked 6-10", "ranked 11-100", "no graph score", "BM25 top 5, fused not"), 0
+        (
+            "top 5",
+            "ranked 6-10",
+            "ranked 11-100",
+            "ranked below 100",
+            "no graph score",
+            "BM25 top 5, fused not",
+        ),
+        0,
     )
     total = 0
+    every = len(universe.articles)
     for question in universe.questions:
-        context = await fused.retrieve_context(question.question, TENANT, k=100)
+        # Every passage either channel scored: a graph-scored one may rank below 100.
+        context = await fused.retrieve_context(question.question, TENANT, k=every)
         scored = {
             universe.title_of(p.chunk.source_id) for p in context.passages if p.graph is not None
         }
@@ -167,9 +193,11 @@ async def diagnose(
                 counts["no graph score"] += 1
             elif rank < 10:
                 counts["ranked 6-10"] += 1
-            else:
+            elif rank < 100:
                 counts["ranked 11-100"] += 1
-    return {"fused": {key: value / total for key, value in counts.items()}}
+            else:
+                counts["ranked below 100"] += 1
+    return {key: value / total for key, value in counts.items()}
 
 
 async def quality(name: str, *, ablations: bool, sqlite: bool, diagnosis: bool = False) -> None:
