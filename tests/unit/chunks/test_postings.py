@@ -9,11 +9,16 @@ from redstring.chunks.postings import (
     ENTRY,
     FANOUT,
     MAX_SEGMENTS,
+    SEGMENT_LIST,
     PostingCache,
+    PostingChanges,
+    WritePlan,
+    live_entries,
     merge_start,
     merged,
     tier,
 )
+from redstring.domain.bm25 import tokenize
 
 F = FANOUT  # 16
 
@@ -81,3 +86,24 @@ def test_the_posting_cache_replaces_a_terms_entries_and_drops_the_least_recent_p
     assert cache.get("t", "c", 1) is not None
     cache.put("t", "d", 1, entries(4))  # larger than the whole cache: never held
     assert cache.get("t", "d", 1) is None
+
+
+def test_a_write_without_removals_appends_only_its_entries_and_lists_no_empty_segment() -> None:
+    changes = PostingChanges()
+    changes.add_batch(7, ["apple banana apple", "banana"])
+    segment = np.frombuffer(changes.segment(tokenize("apple")[0]), dtype=ENTRY).tolist()
+    assert segment == [(7, 2, 3)]  # slot 7: "apple" twice, in a chunk of three terms
+    both = [changes.segment(tokenize("banana")[0])]
+    assert live_entries(both).tolist() == [(7, 1, 3), (8, 1, 1)]
+    plan = WritePlan(changes, b"", number=1)
+    assert plan.listing(0) == b""  # a merge that cancelled every entry lists no segment
+    assert len(plan.listing(3)) == SEGMENT_LIST.itemsize
+
+
+def test_a_merge_of_segments_without_removals_keeps_every_entry_in_order() -> None:
+    held = [entries((1, 1, 2), (4, 2, 5)), entries((9, 1, 1))]
+    assert np.frombuffer(merged(held, oldest=False), dtype=ENTRY).tolist() == [
+        (1, 1, 2),
+        (4, 2, 5),
+        (9, 1, 1),
+    ]

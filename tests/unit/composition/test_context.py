@@ -296,3 +296,58 @@ async def test_a_passage_is_about_the_entity_its_title_names_under_an_id_merged_
     ).retrieve_context("Who wrote?", TENANT, k=2)
     # BM25's best passage is about Ada: she seeds the walk and is the context's entity.
     assert [e.entity.id for e in context.entities] == [ada.id]
+
+
+class ReaderOnly:
+    """Only `GraphReader`'s methods of a graph store: no `merged_ids` (`MergedIdReader`)."""
+
+    def __init__(self, inner: InMemoryGraphStore) -> None:
+        self._inner = inner
+
+    async def get_entity(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._inner.get_entity(*args, **kwargs)
+
+    async def get_entities(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._inner.get_entities(*args, **kwargs)
+
+    async def find_entities(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._inner.find_entities(*args, **kwargs)
+
+    async def find_by_blocking_key(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._inner.find_by_blocking_key(*args, **kwargs)
+
+    async def find_by_blocking_keys(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._inner.find_by_blocking_keys(*args, **kwargs)
+
+    async def find_name_candidates(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._inner.find_name_candidates(*args, **kwargs)
+
+    async def get_relationship(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._inner.get_relationship(*args, **kwargs)
+
+    async def get_relationships(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._inner.get_relationships(*args, **kwargs)
+
+    async def neighbors(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._inner.neighbors(*args, **kwargs)
+
+    async def resolve(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._inner.resolve(*args, **kwargs)
+
+
+async def test_a_graph_that_cannot_list_merged_ids_reads_only_the_canonical_ids_mentions() -> None:
+    graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
+    ada, babbage = make_entity(name="Ada Lovelace"), make_entity(name="Charles Babbage")
+    countess = make_entity(name="Countess of Lovelace")
+    await graph.upsert_entities([ada, babbage, countess])
+    await graph.upsert_relationship(make_relationship(ada, babbage, relationship_type="knew"))
+    notes = SourceDocument(id=SourceId("notes"), text="The Countess of Lovelace wrote notes.")
+    await import_documents([notes], TENANT, chunks=chunks, graph=graph)
+    await Consolidator(graph=graph, event_log=InMemoryEventLog()).merge(
+        TENANT, ada.id, [countess.id], reason="one person"
+    )
+    context = await ContextRetriever(
+        chunks=chunks, graph=ReaderOnly(graph), settings=ContextSettings(passage_seeds=0)
+    ).retrieve_context("Who knew Charles Babbage?", TENANT, k=2)
+    # The walk reaches Ada, but the notes name her only under the merged id it cannot list.
+    assert [p.graph for p in context.passages if p.chunk.source_id == "notes"] in ([], [None])

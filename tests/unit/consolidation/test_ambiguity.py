@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from redstring.consolidation.ambiguity import kept_apart, settle_ambiguity
+from redstring.consolidation.ambiguity import _bits, kept_apart, settle_ambiguity
 from redstring.consolidation.features import Population, profile_of
 from redstring.consolidation.policy import Assessment, MergeBand, MergePolicy
 from tests.factories import make_entity
@@ -87,3 +87,14 @@ def test_a_rival_below_the_ask_band_or_not_kept_apart_changes_nothing() -> None:
     low = Assessment(score=0.29, band=MergeBand.APART, reason="names")
     weak = {(0, 1): _merge(0.97), (0, 2): low}
     assert settle_ambiguity(weak, profiles, population, MergePolicy(ambiguity_margin=99.0)) == weak
+
+
+def test_two_certain_scores_tie_and_the_log_odds_of_a_certainty_stay_finite() -> None:
+    profiles, population = _profiles(
+        _city("Kolars"), _city("Kolar", geonames_id=1), _city("Kolaras", geonames_id=2)
+    )
+    # A float cannot hold the log-odds of 1.0: both count as the same certainty, so neither wins.
+    sure = {(0, 1): _merge(1.0), (0, 2): _merge(1.0)}
+    settled = settle_ambiguity(sure, profiles, population, MergePolicy())
+    assert [settled[pair].band for pair in sure] == [MergeBand.ASK, MergeBand.ASK]
+    assert _bits(0.0) == -_bits(1.0) < -50

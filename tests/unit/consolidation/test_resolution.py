@@ -290,3 +290,17 @@ async def test_a_respelling_between_two_listed_towns_merges_with_neither() -> No
     profiles = [profile_of(entity) for entity in alone]
     resolution = await resolve_profiles(alone, profiles, policy=MergePolicy())
     assert resolution.clusters == [[0, 1, 2]]
+
+
+async def test_closure_never_joins_clusters_whose_measures_differ_beyond_the_tolerance() -> None:
+    cities = [
+        make_entity(name="Kowloon Bay", entity_type="city", properties=properties)
+        for properties in ({"population": 1000}, {}, {"population": 1100})
+    ]
+    # 1 is as close to 0 as to 2, which are 10% apart: asked about both, and told "same"
+    # for both, closure joins it to one of them only.
+    resolution = await _resolve(cities, adjudicator=Scripted({frozenset({"Kowloon Bay"})}))
+    [cluster] = resolution.clusters
+    assert 1 in cluster
+    assert len(cluster) == 2
+    assert [link.band for link in resolution.links] == [MergeBand.ASK]

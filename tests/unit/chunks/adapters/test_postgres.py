@@ -145,9 +145,8 @@ _VERSION_2 = (
 )
 
 
-async def test_a_version_2_schema_is_migrated_and_ranks_as_before(
-    postgres: PostgresSchemas,
-) -> None:
+async def _version_2_schema(postgres: PostgresSchemas) -> str:
+    """A new schema holding `version2`'s chunks in layout version 2."""
     schema = postgres.new_schema()
     s, rows = f'"{schema}"', version_2()
     connection = await postgres.connect()
@@ -172,6 +171,13 @@ async def test_a_version_2_schema_is_migrated_and_ranks_as_before(
         )
     finally:
         await connection.close()
+    return schema
+
+
+async def test_a_version_2_schema_is_migrated_and_ranks_as_before(
+    postgres: PostgresSchemas,
+) -> None:
+    schema = await _version_2_schema(postgres)
     async with postgres.chunk_store(schema) as store:
         assert await store.count_chunks(TENANT) == len(CHUNKS)
         for query in QUERIES:
@@ -183,6 +189,20 @@ async def test_a_version_2_schema_is_migrated_and_ranks_as_before(
         )
     async with postgres.chunk_store(schema) as reopened:  # migrated once, then only read
         assert await reopened.count_chunks(TENANT) == len(CHUNKS) + 1
+
+
+async def test_two_stores_opening_a_version_2_schema_at_once_migrate_it_once(
+    postgres: PostgresSchemas,
+) -> None:
+    # Both read version 2 before either migrates; the second to lock the version row finds 3.
+    schema = await _version_2_schema(postgres)
+    async with postgres.chunk_store(schema) as one, postgres.chunk_store(schema) as two:
+        counts = await asyncio.gather(one.count_chunks(TENANT), two.count_chunks(TENANT))
+        assert list(counts) == [len(CHUNKS), len(CHUNKS)]
+        for query in QUERIES:
+            expected = reference_search(CHUNKS, query)
+            assert found(await one.search(query, TENANT)) == expected
+            assert found(await two.search(query, TENANT)) == expected
 
 
 async def test_a_search_racing_writes_sees_one_state_of_the_tenant(
