@@ -410,6 +410,11 @@ async def open_chunks(
         await store.close()
         if read_only and "holds no" in exc.reason:
             return None
+        if _older(exc.reason):
+            raise CommandError(
+                f"{shown(location)} holds older redstring passages ({exc.reason}): run "
+                f"`redstring migrate --db {shown(location)}` once to upgrade them"
+            ) from exc
         raise CommandError(f"cannot read the passages of {shown(location)} ({exc.reason})") from exc
     except BaseException:
         await store.close()
@@ -463,15 +468,16 @@ async def migrate_database(location: str) -> bool:
     is first opened read-only, so one that is not a redstring database is
     refused without being given tables.
 
-    A Postgres database is never older than this redstring's: its stores
-    check their layout on every open, so it is only checked here.
+    Passages kept in an older layout are migrated too, on SQLite and
+    Postgres alike (ADR 0096); a Postgres graph is never older than this
+    redstring's, since its stores check their layout on every open.
 
     Raises:
         CommandError: no such file, or not a redstring database.
     """
     if is_postgres(location):
         await (await open_database(location, read_only=True)).close()
-        return False
+        return await _migrate_passages(location)
     if not await asyncio.to_thread(os.path.isfile, location):
         raise CommandError(f"no such database: {location}")
     reader = SqliteGraphStore(location, read_only=True)
@@ -482,11 +488,37 @@ async def migrate_database(location: str) -> bool:
         if "older than" not in exc.reason:
             raise refusal from exc
     else:
-        return False
+        return await _migrate_passages(location)
     finally:
         await reader.close()
     async with SqliteGraphStore(location) as graph:
         await graph.count_by_tenant()
+    await _migrate_passages(location)
+    return True
+
+
+def _older(reason: str) -> bool:
+    """Whether a store's refusal says its layout is older than this redstring's."""
+    other_version = "older than" in reason or "reads only version" in reason
+    return other_version and "newer" not in reason
+
+
+async def _migrate_passages(location: str) -> bool:
+    """Bring the passages at `location`, if it holds any, to this redstring's layout.
+
+    A chunk store migrates itself on its first writable open (ADR 0096); a
+    database holding no passages is given no chunk tables.
+    """
+    try:
+        reader = await open_chunks(location, read_only=True)
+    except CommandError as exc:
+        if "older" not in str(exc):
+            raise
+    else:
+        if reader is not None:
+            await reader.close()
+        return False
+    await (await open_chunks(location, read_only=False)).close()
     return True
 
 

@@ -8,6 +8,7 @@ import json
 import random
 import shutil
 import signal
+import sqlite3
 import sys
 import textwrap
 import time
@@ -29,6 +30,8 @@ from redstring.cli import main
 from redstring.cli.documents import add_documents, ask_documents
 from redstring.cli.stores import CommandError, tenant_id_for
 from redstring.projections import ChunkProjection
+from redstring.testing.factories import TENANT
+from tests.unit.chunks.adapters.test_sqlite import write_version_2
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -422,3 +425,31 @@ def test_ask_refuses_a_bad_budget_or_a_blank_question_naming_it(database: Path) 
     assert status == 1
     assert err.startswith("redstring ask: ")
     assert "query" in err
+
+
+def test_ask_of_older_passages_names_migrate_which_upgrades_them(database: Path) -> None:
+    write_version_2(database)  # passages as chunk store schema version 2 laid them out
+    status, _, err = run("ask", "apple", "--db", database)
+    assert status == 1
+    assert "holds older redstring passages" in err
+    assert f"run `redstring migrate --db {database}` once" in err
+    status, out, err = run("migrate", "--db", database)
+    assert (status, out) == (0, f"{database}: migrated to the current schema\n"), err
+    status, _, err = run("ask", "apple", "--db", database, "--tenant", str(TENANT))
+    assert status == 0, err
+    status, out, _ = run("migrate", "--db", database)
+    assert out == f"{database}: already at the current schema\n"
+
+
+def test_ask_of_passages_from_a_newer_redstring_does_not_offer_migrate(
+    database: Path, tmp_path: Path
+) -> None:
+    notes = lines(tmp_path / "notes.jsonl", [{"id": "n", "text": "Tokyo was Edo."}])
+    assert run("add", notes, "--db", database)[0] == 0
+    with sqlite3.connect(database) as connection:
+        connection.execute("UPDATE chunks_meta SET value = '99' WHERE name = 'schema_version'")
+    connection.close()
+    status, _, err = run("ask", "Tokyo", "--db", database)
+    assert status == 1
+    assert "version 99 (written by a newer redstring)" in err
+    assert "migrate" not in err

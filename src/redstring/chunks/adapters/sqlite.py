@@ -166,9 +166,10 @@ def _check_schema(connection: sqlite3.Connection, store: str) -> None:
     if version is None:
         raise StoreError(store=store, reason="the file holds no chunk store")
     if version != SCHEMA_VERSION:
+        newer = " (written by a newer redstring)" if version > SCHEMA_VERSION else ""
         raise StoreError(
             store=store,
-            reason=f"the file holds chunk store schema version {version}; "
+            reason=f"the file holds chunk store schema version {version}{newer}; "
             f"this redstring reads only version {SCHEMA_VERSION}",
         )
 
