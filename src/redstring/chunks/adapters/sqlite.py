@@ -63,8 +63,10 @@ from redstring.ports.chunk_store import ChunkSearch, ChunkStoreBase, MentionTarg
 from redstring.ports.lifetime import AsyncClosable
 from redstring.storage.adapters.sqlite import (
     SqliteWorker,
+    check_schema_to_read,
     ensure_schema,
     read_transaction,
+    schema_version,
     write_transaction,
 )
 
@@ -159,27 +161,16 @@ def _ensure_schema(connection: sqlite3.Connection, store: str) -> None:
 
 def _check_schema(connection: sqlite3.Connection, store: str) -> None:
     """For a read-only store: refuse a file without chunk tables, or of another version."""
-    held = connection.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunks_meta'"
-    ).fetchone()
-    version = _schema_version(connection) if held is not None else None
-    if version is None:
+    if schema_version(connection, "chunks_meta") is None:
         raise StoreError(store=store, reason="the file holds no chunk store")
-    if version != SCHEMA_VERSION:
-        newer = " (written by a newer redstring)" if version > SCHEMA_VERSION else ""
-        raise StoreError(
-            store=store,
-            reason=f"the file holds chunk store schema version {version}{newer}; "
-            f"this redstring reads only version {SCHEMA_VERSION}",
-        )
-
-
-def _schema_version(connection: sqlite3.Connection) -> int | None:
-    """The recorded version, or `None` when the chunk tables were never created."""
-    row = connection.execute(
-        "SELECT value FROM chunks_meta WHERE name = 'schema_version'"
-    ).fetchone()
-    return None if row is None else int(row[0])
+    check_schema_to_read(
+        connection,
+        meta_table="chunks_meta",
+        version=SCHEMA_VERSION,
+        store=store,
+        what="chunk store",
+        held="chunk store",
+    )
 
 
 def _batches[T](items: Iterable[T]) -> Iterable[list[T]]:

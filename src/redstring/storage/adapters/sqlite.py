@@ -222,8 +222,8 @@ def check_schema_to_read(
     if found != version:
         raise StoreError(
             store=store,
-            reason=f"the file holds {what} schema version {found}; "
-            f"this redstring reads only version {version}",
+            reason=f"the file holds {what} schema version {found} (written by a newer "
+            f"redstring); this redstring reads only version {version}",
         )
 
 
