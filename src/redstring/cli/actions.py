@@ -239,7 +239,8 @@ async def search(
     Without vectors (`embeddings` or `vectors` is `None`) only the lexical
     channel ranks, and `say` is told so when another `mode` was asked for;
     it is told too when the tenant (named `tenant`, held in `location`), or
-    a type asked for, holds nothing.
+    a type asked for, holds nothing, and when a vector match was left out
+    because the graph does not hold its entity.
     """
     if embeddings is None or vectors is None:
         if mode is not RetrievalMode.LEXICAL:
@@ -250,6 +251,11 @@ async def search(
     result = await retriever.retrieve(
         query, tenant_id, k=k, mode=mode, entity_types=list(types) or None
     )
+    if result.skipped:
+        say(
+            f"{result.skipped} vector match(es) left out: the graph does not hold "
+            "their entities (it lags the vectors; `redstring stats` counts both)"
+        )
     return [
         Match(
             rank=rank,

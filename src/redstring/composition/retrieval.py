@@ -26,10 +26,10 @@ channel returns nothing rather than its least bad guess. At most
 why this channel is not called BM25 (ADR 0009).
 
 A vector match whose entity the graph store does not have is skipped, and the
-result is not backfilled to k. The two stores are independent projections of
-one log and lag independently, so this is ordinary, not exceptional --
-raising would make retrieval fail during replay, and topping up would turn a
-badly lagging projection into silence.
+result is not backfilled to k; `RetrievalResult.skipped` counts it. The two
+stores are independent projections of one log and lag independently, so this
+is ordinary, not exceptional -- raising would make retrieval fail during
+replay, and topping up would turn a badly lagging projection into silence.
 """
 
 from __future__ import annotations
@@ -227,6 +227,9 @@ class Retriever:
                         evidence=score if shared else None,
                     )
                 )
+        skipped = len(fused) - len(matches)
+        if skipped:
+            return RetrievalResult(query=query, matches=matches, skipped=skipped)
         return RetrievalResult(query=query, matches=matches)
 
     async def _semantic(

@@ -73,3 +73,8 @@ class RetrievalResult(BaseModel):
 
     query: str
     matches: list[ScoredEntity] = []
+    #: How many of the fused best `k` were left out because the graph store
+    #: does not hold them (yet): a vector the graph's projection has not
+    #: caught up with. Retrieval neither fails nor backfills for them, so a
+    #: caller that sees this stay above zero has a lagging projection.
+    skipped: int = Field(default=0, ge=0)

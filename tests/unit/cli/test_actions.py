@@ -109,6 +109,26 @@ async def test_search_with_vectors_ranks_both_channels() -> None:
     assert matches[0]["lexical"] is not None
 
 
+async def test_search_says_when_a_vector_match_the_graph_lacks_is_left_out() -> None:
+    ada, ghost = make_entity(name="Ada Lovelace"), make_entity(name="Ada Lovelace")
+    graph, vectors = InMemoryGraphStore(), InMemoryVectorStore(dimension=8)
+    embeddings = FakeEmbeddingProvider(dimension=8)
+    await actions.import_rows(
+        Rows("x", [ada, ghost]), graph=graph, embeddings=embeddings, vectors=vectors, events=None
+    )
+    await graph.delete_entity(ghost.id, TENANT)
+    notes: list[str] = []
+    matches = await actions.search(
+        "Ada Lovelace", TENANT, graph=graph, embeddings=embeddings, vectors=vectors, k=2,
+        mode=RetrievalMode.SEMANTIC, say=notes.append,
+    )  # fmt: skip
+    assert [match["id"] for match in matches] == [str(ada.id)]
+    assert notes == [
+        "1 vector match(es) left out: the graph does not hold their entities "
+        "(it lags the vectors; `redstring stats` counts both)"
+    ]
+
+
 async def test_resolve_takes_an_id_or_the_one_entity_of_a_name() -> None:
     ada = make_entity(name="Ada")
     twins = [make_entity(name="Twin", entity_type=kind) for kind in ("person", "ship")]

@@ -130,6 +130,7 @@ async def test_a_vector_match_whose_entity_the_graph_lacks_is_skipped() -> None:
     await stores.add(dangling, graph=False)
     result = await stores.retriever().retrieve("Ada Lovelace", TENANT, mode=RetrievalMode.SEMANTIC)
     assert [match.entity for match in result.matches] == [present]
+    assert result.skipped == 1
 
 
 async def test_a_skipped_dangling_match_is_not_backfilled() -> None:
@@ -149,6 +150,7 @@ async def test_a_skipped_dangling_match_is_not_backfilled() -> None:
     await stores.add(present, vector=False)
     result = await stores.retriever().retrieve("Ada Lovelace", TENANT, k=1)
     assert result.matches == []
+    assert result.skipped == 1
 
 
 async def test_the_lexical_channel_scores_a_candidate_after_a_zero_scoring_one() -> None:
@@ -564,6 +566,7 @@ async def test_widening_past_stale_matches_does_not_backfill_a_match_the_graph_l
         "Ada Lovelace", TENANT, k=2, mode=RetrievalMode.SEMANTIC, entity_types=["person"]
     )
     assert [match.entity.id for match in result.matches] == [current.id]
+    assert result.skipped == 1
 
 
 async def test_empty_entity_types_matches_nothing() -> None:
