@@ -156,6 +156,20 @@ def import_command(
     show_default=True,
     help="How many documents are sent to the model at once.",
 )
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Seconds each request may take, answer included, before it is retried.",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(min=0, max=100),  # MAX_RETRIES: the adapter imports late
+    default=3,
+    show_default=True,
+    help="How many times a timed-out, refused, 429 or 5xx request is sent again.",
+)
 def build_command(
     documents: Sequence[str],
     db: str,
@@ -165,6 +179,8 @@ def build_command(
     api_key: str | None,
     embeddings: str,
     concurrency: int,
+    timeout: float,
+    retries: int,
 ) -> None:
     """Extract entities and relationships from text DOCUMENTs through a chat model.
 
@@ -183,7 +199,13 @@ def build_command(
     async def work() -> list[GraphBuildReport]:
         async with (
             await open_database(db, read_only=False, embeddings=provider) as database,
-            OpenAiCompatibleLlmProvider(base_url=llm_url, model=model, api_key=api_key) as llm,
+            OpenAiCompatibleLlmProvider(
+                base_url=llm_url,
+                model=model,
+                api_key=api_key,
+                timeout=timeout,
+                max_retries=retries,
+            ) as llm,
         ):
             with Progress("documents", "documents", sys.stderr) as progress:
                 return await actions.build_documents(

@@ -26,6 +26,7 @@ from redstring.cli import main
 from redstring.cli.stores import tenant_id_for
 from redstring.graph.adapters.sqlite import SqliteGraphStore
 from redstring.llm.adapters.e5 import MODEL as LOCAL_MODEL
+from redstring.llm.adapters.openai import MAX_RETRIES
 from redstring.testing.factories import make_entity
 from redstring.vector.adapters.sqlite import SqliteVectorStore
 from tests.unit.llm.adapters.openai_server import FakeOpenAiServer, Reply
@@ -601,6 +602,51 @@ def test_build_against_an_unreachable_endpoint_fails_and_writes_nothing(
     assert "llama3.2" in result.err
     assert result.out == ""
     assert names(db) == ["Lisbon", "Madrid", "Oslo"]
+
+
+def test_build_sends_a_failed_request_again_only_as_often_as_retries_says(
+    tmp_path: Path, server: FakeOpenAiServer
+) -> None:
+    ada = _document(tmp_path, "ada.txt", "Ada Lovelace was born in London.")
+    unavailable = Reply(status=503, body={"error": "busy"}, headers={"retry-after": "0"})
+    server.reply(CHAT, unavailable, unavailable, completion(ADA))
+
+    refused = build(server.base_url, tmp_path / "refused.db", ada, retries="1")
+    answered = build(server.base_url, tmp_path / "answered.db", ada, retries="1")
+
+    assert refused.status == 1
+    assert "HTTP 503" in refused.err
+    assert "after 2 attempts" in refused.err
+    assert answered.status == 0, answered.err
+    assert names(tmp_path / "answered.db") == ["Ada Lovelace", "London"]
+    assert len(server.requests(CHAT)) == 3
+
+
+def test_build_gives_each_request_the_timeout_it_is_given(
+    tmp_path: Path, server: FakeOpenAiServer
+) -> None:
+    ada = _document(tmp_path, "ada.txt", "Ada Lovelace was born in London.")
+    server.reply(CHAT, Reply(body=completion(ADA).body, delay=2.0))
+
+    result = build(server.base_url, tmp_path / "graph.db", ada, timeout="0.2", retries="0")
+
+    assert result.status == 1
+    assert "within the 0.2 s deadline" in result.err
+    assert len(server.requests(CHAT)) == 1
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("timeout", "0"), ("timeout", "-1"), ("retries", "-1"), ("retries", str(MAX_RETRIES + 1))],
+)
+def test_build_refuses_a_timeout_or_retries_out_of_range_before_any_request(
+    tmp_path: Path, server: FakeOpenAiServer, option: str, value: str
+) -> None:
+    ada = _document(tmp_path, "ada.txt", "Ada.")
+    result = build(server.base_url, tmp_path / "graph.db", ada, **{option: value})
+    assert result.status == 2
+    assert f"--{option}" in result.err
+    assert server.requests() == []
 
 
 def test_build_with_a_missing_document_fails_before_any_request_or_write(
