@@ -522,9 +522,13 @@ class PassMemo:
 
     def settle(self, left: Profile, right: Profile, population: Population) -> None:
         """Remember that the pair was assessed far enough below the merge band to stay apart."""
-        single = population.single_token_names(left.entity_type)
-        self.evidence(left, right, single)
-        self._settled.add((id(left), id(right), single))
+        key = (id(left), id(right), population.single_token_names(left.entity_type))
+        if key not in self._held and key not in self._settled:
+            self._hold(left)
+            self._hold(right)
+            self._by_profile.setdefault(key[0], []).append(key)
+            self._by_profile.setdefault(key[1], []).append(key)
+        self._settled.add(key)
 
     def names(
         self, profiles: Sequence[Profile], pairs: Iterable[tuple[int, int]], population: Population
@@ -640,6 +644,16 @@ def unconfirmed_names(left: Profile, right: Profile) -> bool:
     return right.name.sorted_text not in {form.sorted_text for form in left.names}
 
 
+def compare_properties(
+    left: Profile, right: Profile, population: Population, measure_tolerance: float
+) -> tuple[PropertyComparison, ...]:
+    """How each property both hold compares, sorted by key, as `compare` measures it."""
+    return tuple(
+        _compare_property(key, left, right, population, measure_tolerance)
+        for key in sorted(left.properties.keys() & right.properties.keys())
+    )
+
+
 def compare(
     left: Profile,
     right: Profile,
@@ -647,6 +661,7 @@ def compare(
     *,
     measure_tolerance: float = MEASURE_TOLERANCE,
     memo: PassMemo | None = None,
+    properties: tuple[PropertyComparison, ...] | None = None,
 ) -> PairFeatures:
     """Measure the evidence that `left` and `right` are one thing.
 
@@ -654,17 +669,16 @@ def compare(
     (sorted by key) and of `unmatched`. Properties held by only one side are
     not evidence; each is compared as its kind in `population` says. With
     `memo`, name evidence measured before for the same two profiles is
-    read, not measured again.
+    read, not measured again; `properties`, when given, is what
+    `compare_properties` gave for the pair.
     """
     single = population.single_token_names(left.entity_type)
     if memo is None:
         name, weak, abbreviated, unmatched, bare = _name_evidence(left, right, single)
     else:
         name, weak, abbreviated, unmatched, bare = memo.evidence(left, right, single)
-    comparisons = tuple(
-        _compare_property(key, left, right, population, measure_tolerance)
-        for key in sorted(left.properties.keys() & right.properties.keys())
-    )
+    if properties is None:
+        properties = compare_properties(left, right, population, measure_tolerance)
     cosine = (
         None if left.vector is None or right.vector is None else _cosine(left.vector, right.vector)
     )
@@ -672,7 +686,7 @@ def compare(
         name=name,
         weak_name=weak,
         abbreviated=abbreviated,
-        properties=comparisons,
+        properties=properties,
         shared_neighbours=len(left.neighbours & right.neighbours),
         cosine=cosine,
         unmatched=tuple((token, population.rarity(token)) for token in unmatched),

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 from redstring.consolidation.features import MEASURE_TOLERANCE, Agreement, PropertyKind
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from redstring.consolidation.features import PairFeatures, PropertyComparison
 
 
@@ -169,6 +171,42 @@ def _property_reason(comparison: PropertyComparison, weight: float) -> str:
         said += f" by {comparison.difference:.0%}"
     shown = left if left == right else f"{left} vs {right}"
     return f"{said} ({shown}; {weight:+.1f})"
+
+
+def name_ceiling(policy: MergePolicy) -> float:
+    """The most bits a pair's names can add to its evidence, whatever they are.
+
+    The best name level with an unambiguous initial, or the best weak level
+    with a sole full name; an unconfirmed pair of name lists and unmatched
+    tokens count only against (unbounded, `inf`, when a policy makes either
+    count for).
+    """
+    if min(policy.unmatched_min, policy.unmatched_max, policy.unmatched_total) < 0.0:
+        return math.inf
+    strong = max(weight for _, weight in policy.name_levels) + max(policy.unambiguous_initial, 0.0)
+    weak = max(weight for _, weight in policy.weak_name_levels) + max(policy.sole_full_name, 0.0)
+    return max(strong, weak) + max(policy.unconfirmed_names, 0.0)
+
+
+def score_ceiling(
+    properties: Sequence[PropertyComparison],
+    shared_neighbours: int,
+    vectors: bool,
+    policy: MergePolicy,
+    names: float,
+) -> float:
+    """The highest `score` `assess` can give a pair with this evidence, whatever its names.
+
+    `names` is `name_ceiling(policy)`; `vectors` whether both sides have one.
+    """
+    bits = policy.prior + names
+    for comparison in properties:
+        bits += _property_bits(comparison, policy)[0]
+    if shared_neighbours:
+        bits += min(policy.neighbour_max, policy.neighbour * shared_neighbours)
+    if vectors:
+        bits += max(policy.cosine, 0.0)
+    return 1.0 if bits == math.inf else 1.0 / (1.0 + 2.0**-bits)
 
 
 def assess(

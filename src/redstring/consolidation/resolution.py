@@ -17,8 +17,21 @@ from redstring.consolidation.adjudicator import MergeQuestion, MergeVerdict
 from redstring.consolidation.ambiguity import settle_ambiguity
 from redstring.consolidation.candidates import CANDIDATE_LIMIT, candidate_pairs
 from redstring.consolidation.clustering import DisjointSets
-from redstring.consolidation.features import PassMemo, Population, PropertyKind, compare
-from redstring.consolidation.policy import Assessment, MergeBand, MergePolicy, assess
+from redstring.consolidation.features import (
+    PassMemo,
+    Population,
+    PropertyKind,
+    compare,
+    compare_properties,
+)
+from redstring.consolidation.policy import (
+    Assessment,
+    MergeBand,
+    MergePolicy,
+    assess,
+    name_ceiling,
+    score_ceiling,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -67,6 +80,11 @@ class Resolution:
     candidates: int = 0
     asked: int = 0
     unanswered: int = 0
+
+
+def _initialled(left: Profile, right: Profile) -> bool:
+    """Whether either's own name has an initial: the pairs `_unambiguous_initials` reads."""
+    return left.name.is_abbreviated or right.name.is_abbreviated
 
 
 def _unambiguous_initials(
@@ -216,6 +234,9 @@ async def resolve_profiles(
     the pairs settled apart: assessed `SETTLED_MARGIN` bits short of the
     merge band and below the ask band, they stay apart unmeasured while
     their two profiles, the policy and the property kinds stand (ADR 0100).
+    A pair whose properties, neighbours and vectors keep it below that mark
+    whatever its names could add (`score_ceiling`) is settled without
+    measuring its names (ADR 0109).
 
     Raises:
         ValueError: `entities` and `profiles` differ in length.
@@ -229,16 +250,34 @@ async def resolve_profiles(
         memo = PassMemo() if memo is None else memo
         pairs = candidate_pairs(profiles, focus=focus, limit=limit, memo=memo)
         tolerance = policy.measure_tolerance
-        names = memo.names(profiles, pairs, population)
+        initialled = [(i, j) for i, j in pairs if _initialled(profiles[i], profiles[j])]
+        unambiguous = _unambiguous_initials(profiles, memo.names(profiles, initialled, population))
         memo.judge(_judgement(profiles, population, policy))
         settle_below = _settle_below(policy)
-        unambiguous = _unambiguous_initials(profiles, names)
+        names_add = name_ceiling(policy)
+        # Without properties or neighbours only a vector's bits (never against) are left.
+        bare = score_ceiling((), 0, False, policy, names_add) < settle_below
         assessed: dict[tuple[int, int], Assessment] = {}
-        for i, j in names:
+        for i, j in pairs:
             left, right = profiles[i], profiles[j]
             if memo.settled(left, right, population):
                 continue
-            features = compare(left, right, population, measure_tolerance=tolerance, memo=memo)
+            properties = compare_properties(left, right, population, tolerance)
+            vectors = left.vector is not None and right.vector is not None
+            shared = len(left.neighbours & right.neighbours) if left.neighbours else 0
+            if (properties or shared or bare) and score_ceiling(
+                properties, shared, vectors, policy, names_add
+            ) < settle_below:
+                memo.settle(left, right, population)
+                continue
+            features = compare(
+                left,
+                right,
+                population,
+                measure_tolerance=tolerance,
+                memo=memo,
+                properties=properties,
+            )
             assessment = assess(features, policy, unambiguous_initial=(i, j) in unambiguous)
             if assessment.score < settle_below:
                 memo.settle(left, right, population)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from redstring.consolidation.features import (
     Agreement,
@@ -10,7 +14,13 @@ from redstring.consolidation.features import (
     PropertyComparison,
     PropertyKind,
 )
-from redstring.consolidation.policy import MergeBand, MergePolicy, assess
+from redstring.consolidation.policy import (
+    MergeBand,
+    MergePolicy,
+    assess,
+    name_ceiling,
+    score_ceiling,
+)
 
 
 def _features(**overrides: object) -> PairFeatures:
@@ -202,3 +212,81 @@ def test_an_equal_measure_in_a_crowd_is_worth_no_less_than_a_near_one() -> None:
     assert assess(_features(properties=(rare,)), policy).score == pytest.approx(
         1 / (1 + 2**-7.921928)
     )
+
+
+_KINDS = st.sampled_from(list(PropertyKind))
+_AGREEMENTS = st.sampled_from(list(Agreement))
+_COMPARISONS = st.builds(
+    PropertyComparison,
+    key=st.sampled_from(["dob", "suburb", "population", "geonames_id"]),
+    agreement=_AGREEMENTS,
+    frequency=st.floats(min_value=1e-6, max_value=1.0),
+    kind=_KINDS,
+    difference=st.floats(min_value=0.0, max_value=1.0),
+)
+_FEATURES = st.builds(
+    PairFeatures,
+    name=st.floats(min_value=0.0, max_value=1.0),
+    weak_name=st.booleans(),
+    abbreviated=st.booleans(),
+    properties=st.lists(_COMPARISONS, max_size=4).map(tuple),
+    shared_neighbours=st.integers(min_value=0, max_value=5),
+    cosine=st.none() | st.floats(min_value=-1.0, max_value=1.0),
+    unmatched=st.lists(
+        st.tuples(st.just("north"), st.floats(min_value=0.0, max_value=1.0)), max_size=3
+    ).map(tuple),
+    sole_full_name=st.booleans(),
+    unconfirmed=st.booleans(),
+)
+_POLICIES = st.builds(
+    MergePolicy,
+    unambiguous_initial=st.floats(min_value=-4.0, max_value=4.0),
+    sole_full_name=st.floats(min_value=-8.0, max_value=8.0),
+    unconfirmed_names=st.floats(min_value=-8.0, max_value=8.0),
+    cosine=st.floats(min_value=-2.0, max_value=2.0),
+    neighbour=st.floats(min_value=-2.0, max_value=2.0),
+    unmatched_min=st.floats(min_value=-2.0, max_value=4.0),
+)
+
+
+@given(_FEATURES, _POLICIES, st.booleans())
+@example(  # an equal exact name with an unambiguous initial: the name's most
+    _features(name=1.0, abbreviated=True), MergePolicy(abbreviated_name_max=9.0), True
+)
+@example(  # a weak bare name that only one full name holds, and listed names for it
+    _features(name=0.95, weak_name=True, sole_full_name=True, unconfirmed=True),
+    MergePolicy(unconfirmed_names=2.0, sole_full_name=12.0),
+    False,
+)
+@example(  # an unmatched token that counts for the merge: no ceiling
+    _features(name=0.95, unmatched=(("north", 0.0), ("city", 0.0))),
+    MergePolicy(unmatched_min=-2.0),
+    False,
+)
+def test_no_name_lifts_a_pair_above_its_ceiling(
+    features: PairFeatures, policy: MergePolicy, unambiguous: bool
+) -> None:
+    ceiling = score_ceiling(
+        features.properties,
+        features.shared_neighbours,
+        features.cosine is not None,
+        policy,
+        name_ceiling(policy),
+    )
+    assessed = assess(features, policy, unambiguous_initial=unambiguous)
+    assert assessed.score <= ceiling
+
+
+def test_the_name_ceiling_is_the_best_name_and_what_may_come_with_it() -> None:
+    assert name_ceiling(MergePolicy()) == 8.0 + 1.5
+    assert name_ceiling(MergePolicy(sole_full_name=12.0)) == 0.5 + 12.0
+    assert name_ceiling(MergePolicy(unconfirmed_names=1.0, unambiguous_initial=-1.0)) == 9.5
+    assert name_ceiling(MergePolicy(unmatched_max=-1.0)) == math.inf
+    assert score_ceiling((), 0, False, MergePolicy(unmatched_total=-1.0), math.inf) == 1.0
+
+
+def test_a_pairs_ceiling_counts_its_properties_neighbours_and_vectors() -> None:
+    policy = MergePolicy()
+    different = PropertyComparison(key="dob", agreement=Agreement.DIFFERENT, frequency=0.001)
+    assert score_ceiling((different,), 0, False, policy, 9.5) == pytest.approx(1 / (1 + 2**-2.1))
+    assert score_ceiling((different,), 2, True, policy, 9.5) == pytest.approx(1 / (1 + 2**-7.1))

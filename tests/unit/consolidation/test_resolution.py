@@ -240,6 +240,25 @@ async def test_a_pair_assessed_far_below_the_merge_band_is_settled_for_the_pass(
     assert not memo.settled(profiles[0], profiles[1], population)
 
 
+async def test_a_pair_its_properties_keep_apart_is_settled_without_measuring_its_names() -> None:
+    # Equal names are worth at most 9.5 bits; different identifiers cost 12.
+    entities = [make_entity(name="Ada Lovelace", properties={"ref": ref}) for ref in ("q1", "q2")]
+    profiles = [profile_of(entity) for entity in entities]
+    memo = PassMemo()
+    resolution = await resolve_profiles(entities, profiles, policy=MergePolicy(), memo=memo)
+    assert (resolution.candidates, resolution.clusters, len(memo)) == (1, [], 0)
+    population = Population.of(profiles)
+    assert memo.settled(profiles[0], profiles[1], population)
+    # A profile that leaves takes its settled pairs with it.
+    memo.advance(profiles[:1])
+    assert not memo.settled(profiles[0], profiles[1], population)
+    # The same pair with names worth more is measured.
+    strong = MergePolicy(name_levels=((1.0, 20.0), (0.0, -2.4)))
+    measured = PassMemo()
+    await resolve_profiles(entities, profiles, policy=strong, memo=measured)
+    assert len(measured) == 1
+
+
 async def test_a_pair_in_the_ask_band_is_never_settled() -> None:
     entities = [make_entity(name=name) for name in ("Jon Smith", "John Smith")]
     profiles = [profile_of(entity) for entity in entities]
