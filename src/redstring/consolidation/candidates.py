@@ -124,7 +124,9 @@ def candidate_pairs(
         memo.advance(profiles)
     settings = (limit, max_block, budget)
     at = {id(profile): position for position, profile in enumerate(profiles)}
-    pairs: set[tuple[int, int]] = set()
+    # A pair (i, j), i < j, is kept as the one int i * count + j: cheaper to hash and sort.
+    count = max(len(profiles), 1)
+    pairs: set[int] = set()
     counting: list[int] = []
     for position, profile in enumerate(profiles):
         if focus is not None and profile.entity_id not in focus:
@@ -135,7 +137,7 @@ def candidate_pairs(
             continue
         for found in kept:
             j = at[id(found)]
-            pairs.add((min(position, j), max(position, j)))
+            pairs.add(position * count + j if position < j else j * count + position)
     blocks = _blocks(keys_of, counting)
     span = len(profiles) + 1
     for position in counting:
@@ -155,7 +157,7 @@ def candidate_pairs(
             -n % span for n in heapq.nlargest(limit, [n * span - i for i, n in shared.items()])
         ]
         for j in ranked:
-            pairs.add((min(position, j), max(position, j)))
+            pairs.add(position * count + j if position < j else j * count + position)
         if memo is not None:
             memo.keep_ranked(profiles[position], settings, tuple(profiles[j] for j in ranked))
-    return sorted(pairs)
+    return [divmod(pair, count) for pair in sorted(pairs)]
