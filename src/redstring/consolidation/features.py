@@ -388,8 +388,8 @@ def _whole_token_similarity(left: NameForm, right: NameForm, similarity: float) 
     "Aleksandrov" and "Aleksandrovsk" are two towns though they share eleven
     letters; a respelling ("Johanesburg") is one or two edits away.
     """
-    if similarity >= 1.0:
-        return similarity
+    if similarity >= 1.0 or similarity <= _MORE_EDITS:
+        return similarity  # no cap can lower it
     a, b = left.tokens[0], right.tokens[0]
     edits = jellyfish.damerau_levenshtein_distance(a, b)
     cap = _ONE_EDIT if edits <= 1 else _TWO_EDITS if edits == 2 else _MORE_EDITS
@@ -608,9 +608,13 @@ def _name_evidence(left: Profile, right: Profile, single: bool) -> _NameEvidence
     best, weak, abbreviated = -1.0, True, False
     best_pair = (left.name, right.name)
     for a, b in _name_pairs(left.names, right.names):
-        similarity = name_similarity(a, b)
-        if single and len(a.tokens) == 1 and len(b.tokens) == 1:
-            similarity = _whole_token_similarity(a, b, similarity)
+        if len(a.tokens) == 1 and len(b.tokens) == 1:
+            # What `name_similarity` gives two one-token names, without its checks.
+            similarity = token_similarity(a.text, b.text)
+            if single:
+                similarity = _whole_token_similarity(a, b, similarity)
+        else:
+            similarity = name_similarity(a, b)
         pair_weak = _weak(a, single) or _weak(b, single)
         if similarity > best or (similarity == best and weak and not pair_weak):
             best = similarity

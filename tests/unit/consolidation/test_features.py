@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import jellyfish
+from hypothesis import example, given
+from hypothesis import strategies as st
+
 from redstring.consolidation.features import (
     Agreement,
     PassMemo,
@@ -296,3 +300,20 @@ def test_two_listed_places_neither_naming_the_other_are_unconfirmed() -> None:
     ]
     assert unconfirmed_names(*people)
     assert not compare(people[0], people[1], Population.of(people)).unconfirmed
+
+
+@given(st.text(alphabet="abcdeo", min_size=2, max_size=9), st.text(alphabet="abcdeo", max_size=4))
+@example("abcdefghij", "")  # against "abcdefgxyz" below: .88, three edits: capped at .85
+@example("kowloon", "bay")  # .94, three edits
+@example("aleksandrov", "sk")  # .97, two edits: capped at .9
+@example("mariupol", "")  # equal: 1.0, never capped
+def test_two_one_token_places_score_their_similarity_capped_by_their_edits(
+    stem: str, tail: str
+) -> None:
+    left, right = stem, "abcdefgxyz" if stem == "abcdefghij" else stem + tail
+    profiles = [profile_of(make_entity(name=name, entity_type="city")) for name in (left, right)]
+    features = compare(profiles[0], profiles[1], Population.of(profiles))
+    similarity = jellyfish.jaro_winkler_similarity(left, right) if left != right else 1.0
+    edits = jellyfish.damerau_levenshtein_distance(left, right)
+    cap = 1.0 if edits == 0 else 0.96 if edits == 1 else 0.9 if edits == 2 else 0.85
+    assert features.name == min(similarity, cap)
