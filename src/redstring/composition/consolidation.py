@@ -18,7 +18,8 @@ from uuid import UUID, uuid4
 from pydantic import BaseModel, ConfigDict, Field
 
 from redstring.consolidation.adjudicator import MergeAdjudicator
-from redstring.consolidation.features import ALIASES_KEY, PassMemo, PropertyKind, profile_of
+from redstring.consolidation.features import ALIASES_KEY, PropertyKind, profile_of
+from redstring.consolidation.memo import PassMemo
 from redstring.consolidation.names import fold, name_form
 from redstring.consolidation.policy import MergeBand, MergePolicy
 from redstring.consolidation.resolution import collector_paused, resolve_profiles

@@ -21,7 +21,8 @@ import jellyfish
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
-    from redstring.consolidation.features import PassMemo, Profile
+    from redstring.consolidation.features import Profile
+    from redstring.consolidation.memo import PassMemo
     from redstring.domain.ids import EntityId
 
 #: How many candidates each profile keeps, best first.

@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 import jellyfish
 
@@ -28,7 +28,7 @@ from redstring.consolidation.names import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId
@@ -447,163 +447,6 @@ def _compare_property(
 _NameEvidence = tuple[float, bool, bool, tuple[str, ...], str]
 
 
-class PassMemo:
-    """What one pass measured of its profiles and pairs, kept across its rounds.
-
-    Name evidence (the best over every name and alias of each side) is most
-    of what `compare` costs and depends on nothing but the two profiles and
-    whether their type's names are whole; a profile's blocking keys depend
-    on it alone, and the candidates it ranks on nothing but the blocks of
-    those keys. A pass that meets a pair or a profile again in a later
-    round reads them here. Keyed by the profile objects (a profile rebuilt
-    after a merge is a new key); the memo holds every profile it keys on,
-    so no key outlives its profile, and `advance` lets go of the profiles a
-    round no longer holds (merged away) with everything keyed on them.
-    See ADR 0087 and ADR 0100.
-    """
-
-    __slots__ = (
-        "_by_profile",
-        "_held",
-        "_judged",
-        "_keys",
-        "_profiles",
-        "_ranked",
-        "_round",
-        "_settled",
-    )
-
-    def __init__(self) -> None:
-        self._held: dict[tuple[int, int, bool], _NameEvidence] = {}
-        self._keys: dict[int, set[str]] = {}
-        self._profiles: dict[int, Profile] = {}
-        self._by_profile: dict[int, list[tuple[int, int, bool]]] = {}
-        self._ranked: dict[int, tuple[tuple[int, int, int], tuple[Profile, ...]]] = {}
-        self._round: tuple[Profile, ...] = ()
-        self._settled: set[tuple[int, int, bool]] = set()
-        self._judged: object = None
-
-    def __len__(self) -> int:
-        return len(self._held)
-
-    def _hold(self, profile: Profile) -> None:
-        self._profiles.setdefault(id(profile), profile)
-
-    def evidence(self, left: Profile, right: Profile, single: bool) -> _NameEvidence:
-        """The name evidence of the pair, measured once."""
-        key = (id(left), id(right), single)
-        found = self._held.get(key)
-        if found is None:
-            self._hold(left)
-            self._hold(right)
-            self._by_profile.setdefault(key[0], []).append(key)
-            self._by_profile.setdefault(key[1], []).append(key)
-            found = self._held[key] = _name_evidence(left, right, single)
-        return found
-
-    def name(self, left: Profile, right: Profile, population: Population) -> float:
-        """The `name` that `compare` gives the pair in `population`, measured once."""
-        return self.evidence(left, right, population.single_token_names(left.entity_type))[0]
-
-    def judge(self, how: object) -> None:
-        """Settle pairs under `how` (the policy, and what the pass decided of kinds and names).
-
-        Pairs settled under another `how` are unsettled: a changed weight or
-        kind could move them.
-        """
-        if how != self._judged:
-            self._settled.clear()
-            self._judged = how
-
-    def settled(self, left: Profile, right: Profile, population: Population) -> bool:
-        """Whether the pair was settled apart, these two profiles as they are now."""
-        single = population.single_token_names(left.entity_type)
-        return (id(left), id(right), single) in self._settled
-
-    def settle(self, left: Profile, right: Profile, population: Population) -> None:
-        """Remember that the pair was assessed far enough below the merge band to stay apart."""
-        key = (id(left), id(right), population.single_token_names(left.entity_type))
-        if key not in self._held and key not in self._settled:
-            self._hold(left)
-            self._hold(right)
-            self._by_profile.setdefault(key[0], []).append(key)
-            self._by_profile.setdefault(key[1], []).append(key)
-        self._settled.add(key)
-
-    def names(
-        self, profiles: Sequence[Profile], pairs: Iterable[tuple[int, int]], population: Population
-    ) -> dict[tuple[int, int], float]:
-        """`name` for each pair of positions in `profiles`, in the order of `pairs`."""
-        single = {t: population.single_token_names(t) for t in {p.entity_type for p in profiles}}
-        held, evidence = self._held, self.evidence
-        found: dict[tuple[int, int], float] = {}
-        for i, j in pairs:
-            left, right = profiles[i], profiles[j]
-            whole = single[left.entity_type]
-            known = held.get((id(left), id(right), whole))
-            found[i, j] = (known or evidence(left, right, whole))[0]
-        return found
-
-    def keys(self, profile: Profile, measure: Callable[[Profile], set[str]]) -> set[str]:
-        """The blocking keys of `profile`, measured once by `measure`."""
-        found = self._keys.get(id(profile))
-        if found is None:
-            self._hold(profile)
-            found = self._keys[id(profile)] = measure(profile)
-        return found
-
-    def ranked(
-        self, profile: Profile, settings: tuple[int, int, int]
-    ) -> tuple[Profile, ...] | None:
-        """The candidates `profile` ranked with these settings, unless `advance` forgot them."""
-        found = self._ranked.get(id(profile))
-        return found[1] if found is not None and found[0] == settings else None
-
-    def keep_ranked(
-        self, profile: Profile, settings: tuple[int, int, int], found: tuple[Profile, ...]
-    ) -> None:
-        """Remember the candidates `profile` ranked with these settings."""
-        self._hold(profile)
-        self._ranked[id(profile)] = (settings, found)
-
-    def advance(self, profiles: Sequence[Profile]) -> None:
-        """Start a round of `profiles`: forget what their change since the last round moved.
-
-        A key of a profile that left or arrived since the last round has a
-        block of other members now, so a profile holding such a key ranks
-        its candidates afresh; one none of whose keys moved ranks exactly the
-        candidates it ranked then, and `ranked` gives them. When the profiles both rounds
-        hold are in another order (ties rank by position), every ranking is
-        dropped. Whatever is keyed on a profile that left (merged away) is let
-        go. Call it once a round, after the round's keys are measured.
-        """
-        before = {id(profile): n for n, profile in enumerate(self._round)}
-        moved: set[str] = set()
-        last = -1
-        for profile in profiles:
-            at = before.pop(id(profile), None)
-            if at is None:
-                moved |= self._keys.get(id(profile), set())
-            elif at < last:
-                self._ranked.clear()
-            else:
-                last = at
-        for gone in before:
-            moved |= self._keys.get(gone, set())
-        for profile in profiles:
-            if id(profile) in self._ranked and not moved.isdisjoint(self._keys[id(profile)]):
-                del self._ranked[id(profile)]
-        kept = {id(profile) for profile in profiles}
-        for gone in [key for key in self._profiles if key not in kept]:
-            del self._profiles[gone]
-            self._keys.pop(gone, None)
-            self._ranked.pop(gone, None)
-            for pair in self._by_profile.pop(gone, ()):
-                self._held.pop(pair, None)
-                self._settled.discard(pair)
-        self._round = tuple(profiles)
-
-
 def _name_evidence(left: Profile, right: Profile, single: bool) -> _NameEvidence:
     best, weak, abbreviated = -1.0, True, False
     best_pair = (left.name, right.name)
@@ -648,6 +491,14 @@ def unconfirmed_names(left: Profile, right: Profile) -> bool:
     return right.name.sorted_text not in {form.sorted_text for form in left.names}
 
 
+class EvidenceMemo(Protocol):
+    """What `compare` reads of a pass's memo (`PassMemo`): name evidence measured once."""
+
+    def evidence(self, left: Profile, right: Profile, single: bool) -> _NameEvidence:
+        """The name evidence of the pair, measured once."""
+        ...
+
+
 def compare_properties(
     left: Profile, right: Profile, population: Population, measure_tolerance: float
 ) -> tuple[PropertyComparison, ...]:
@@ -664,7 +515,7 @@ def compare(
     population: Population,
     *,
     measure_tolerance: float = MEASURE_TOLERANCE,
-    memo: PassMemo | None = None,
+    memo: EvidenceMemo | None = None,
     properties: tuple[PropertyComparison, ...] | None = None,
 ) -> PairFeatures:
     """Measure the evidence that `left` and `right` are one thing.

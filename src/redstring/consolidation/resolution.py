@@ -18,12 +18,12 @@ from redstring.consolidation.ambiguity import settle_ambiguity
 from redstring.consolidation.candidates import CANDIDATE_LIMIT, candidate_pairs
 from redstring.consolidation.clustering import DisjointSets
 from redstring.consolidation.features import (
-    PassMemo,
     Population,
     PropertyKind,
     compare,
     compare_properties,
 )
+from redstring.consolidation.memo import PassMemo
 from redstring.consolidation.policy import (
     Assessment,
     MergeBand,

@@ -12,7 +12,8 @@ from redstring.consolidation.candidates import (
     candidate_pairs,
     profile_keys,
 )
-from redstring.consolidation.features import PassMemo, profile_of
+from redstring.consolidation.features import profile_of
+from redstring.consolidation.memo import PassMemo
 from tests.factories import make_entity
 
 

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from redstring.consolidation.features import (
     Agreement,
-    PassMemo,
     Population,
     PropertyKind,
     compare,
@@ -19,6 +18,7 @@ from redstring.consolidation.features import (
     profile_of,
     unconfirmed_names,
 )
+from redstring.consolidation.memo import PassMemo
 from tests.factories import make_entity
 
 if TYPE_CHECKING:

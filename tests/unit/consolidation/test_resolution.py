@@ -9,11 +9,11 @@ import pytest
 
 from redstring.consolidation.adjudicator import MergeVerdict
 from redstring.consolidation.features import (
-    PassMemo,
     Population,
     PropertyKind,
     profile_of,
 )
+from redstring.consolidation.memo import PassMemo
 from redstring.consolidation.policy import MergeBand, MergePolicy
 from redstring.consolidation.resolution import QUESTION_BATCH, _settle_below, resolve_profiles
 from tests.factories import make_entity
