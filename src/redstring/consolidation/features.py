@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import jellyfish
 
@@ -201,68 +201,10 @@ class Population:
         cls, profiles: Iterable[Profile], *, kinds: Mapping[str, PropertyKind] | None = None
     ) -> Population:
         """Count the property values and name tokens of `profiles`; decide each key's kind."""
-        counts: Counter[tuple[str, str]] = Counter()
-        tokens: Counter[str] = Counter()
-        holders: Counter[str] = Counter()
-        numeric: Counter[str] = Counter()
-        id_shaped: Counter[str] = Counter()
-        of_type: Counter[str] = Counter()
-        single: Counter[str] = Counter()
-        size = 0
-        full_names: set[tuple[str, str]] = set()
-        numbers: dict[str, list[float]] = {}
+        tally = PopulationTally()
         for profile in profiles:
-            size += 1
-            full_names.update(
-                (profile.entity_type, form.sorted_text)
-                for form in profile.names
-                if len(form.tokens) > 1 and not form.is_abbreviated
-            )
-            counts.update(profile.properties.items())
-            tokens.update({token for form in profile.names for token in form.tokens})
-            of_type[profile.entity_type] += 1
-            single[profile.entity_type] += len(profile.name.tokens) == 1
-            for key, value in profile.properties.items():
-                holders[key] += 1
-                if key in profile.numbers:
-                    numeric[key] += 1
-                    numbers.setdefault(key, []).append(profile.numbers[key])
-                elif looks_like_id(value):
-                    id_shaped[key] += 1
-        distinct = Counter(key for key, _ in counts)
-        decided: dict[str, PropertyKind] = {}
-        for key, held in holders.items():
-            kind = kind_by_key(key)
-            if kind is None and numeric[key] == held:
-                kind = PropertyKind.MEASURE
-            elif kind is None and id_shaped[key] == held:
-                kind = PropertyKind.IDENTIFIER
-            elif (
-                kind is None
-                and held >= _CATEGORY_HOLDERS
-                and distinct[key] <= _CATEGORY_SHARE * held
-            ):
-                kind = PropertyKind.CATEGORY
-            decided[key] = kind or PropertyKind.VALUE
-        decided.update(kinds or {})
-        holding: Counter[tuple[str, str]] = Counter(
-            (entity_type, token) for entity_type, text in full_names for token in set(text.split())
-        )
-        return cls(
-            size=max(size, 1),
-            _counts=dict(counts),
-            _kinds=decided,
-            _tokens=dict(tokens),
-            _single_token_types=frozenset(
-                t for t, n in of_type.items() if single[t] > _SINGLE_TOKEN_TYPE * n
-            ),
-            _full_names=dict(holding),
-            _measures={
-                key: sorted(values)
-                for key, values in numbers.items()
-                if decided[key] is PropertyKind.MEASURE
-            },
-        )
+            tally.add(profile)
+        return tally.population(kinds=kinds)
 
     def frequency(self, key: str, value: str) -> float:
         """The share of profiles holding `value` under `key`, on `(0, 1]`."""
@@ -304,6 +246,146 @@ class Population:
     def single_token_names(self, entity_type: str) -> bool:
         """Whether most names of `entity_type` are one token (places), so one token is whole."""
         return entity_type in self._single_token_types
+
+
+def _drop(counter: Counter[Any], key: object) -> None:
+    """Count one `key` less, forgetting it at zero."""
+    held = counter[key] - 1
+    if held:
+        counter[key] = held
+    else:
+        del counter[key]
+
+
+class PopulationTally:
+    """What `Population.of` counts, kept as profiles arrive and leave a pass's rounds.
+
+    `add` and `remove` a profile (the same object, or an equal one); a
+    `population` is then exactly `Population.of` over the profiles held,
+    without counting them again (a round of a pass over 74k profiles after
+    a merge of a few: ADR 0109).
+    """
+
+    __slots__ = (
+        "_counts",
+        "_distinct",
+        "_full",
+        "_holders",
+        "_holding",
+        "_id_shaped",
+        "_numbers",
+        "_numeric",
+        "_of_type",
+        "_single",
+        "_size",
+        "_tokens",
+    )
+
+    def __init__(self) -> None:
+        self._size = 0
+        self._counts: Counter[tuple[str, str]] = Counter()
+        self._distinct: Counter[str] = Counter()
+        self._tokens: Counter[str] = Counter()
+        self._holders: Counter[str] = Counter()
+        self._numeric: Counter[str] = Counter()
+        self._id_shaped: Counter[str] = Counter()
+        self._of_type: Counter[str] = Counter()
+        self._single: Counter[str] = Counter()
+        self._full: Counter[tuple[str, str]] = Counter()
+        self._holding: Counter[tuple[str, str]] = Counter()
+        self._numbers: dict[str, Counter[float]] = {}
+
+    @staticmethod
+    def _full_names(profile: Profile) -> set[tuple[str, str]]:
+        return {
+            (profile.entity_type, form.sorted_text)
+            for form in profile.names
+            if len(form.tokens) > 1 and not form.is_abbreviated
+        }
+
+    def add(self, profile: Profile) -> None:
+        """Count `profile` in."""
+        self._size += 1
+        for full in self._full_names(profile):
+            if not self._full[full]:
+                self._holding.update((full[0], token) for token in set(full[1].split()))
+            self._full[full] += 1
+        for item in profile.properties.items():
+            if not self._counts[item]:
+                self._distinct[item[0]] += 1
+            self._counts[item] += 1
+        self._tokens.update({token for form in profile.names for token in form.tokens})
+        self._of_type[profile.entity_type] += 1
+        if len(profile.name.tokens) == 1:
+            self._single[profile.entity_type] += 1
+        for key, value in profile.properties.items():
+            self._holders[key] += 1
+            if key in profile.numbers:
+                self._numeric[key] += 1
+                self._numbers.setdefault(key, Counter())[profile.numbers[key]] += 1
+            elif looks_like_id(value):
+                self._id_shaped[key] += 1
+
+    def remove(self, profile: Profile) -> None:
+        """Count `profile` out: it, or an equal profile, was counted in."""
+        self._size -= 1
+        for full in self._full_names(profile):
+            _drop(self._full, full)
+            if not self._full[full]:
+                for token in set(full[1].split()):
+                    _drop(self._holding, (full[0], token))
+        for item in profile.properties.items():
+            _drop(self._counts, item)
+            if not self._counts[item]:
+                _drop(self._distinct, item[0])
+        for token in {token for form in profile.names for token in form.tokens}:
+            _drop(self._tokens, token)
+        _drop(self._of_type, profile.entity_type)
+        if len(profile.name.tokens) == 1:
+            _drop(self._single, profile.entity_type)
+        for key, value in profile.properties.items():
+            _drop(self._holders, key)
+            if key in profile.numbers:
+                _drop(self._numeric, key)
+                numbers = self._numbers[key]
+                _drop(numbers, profile.numbers[key])
+                if not numbers:
+                    del self._numbers[key]
+            elif looks_like_id(value):
+                _drop(self._id_shaped, key)
+
+    def population(self, *, kinds: Mapping[str, PropertyKind] | None = None) -> Population:
+        """The `Population` of the profiles counted in; `kinds` overrides decided kinds."""
+        decided: dict[str, PropertyKind] = {}
+        for key, held in self._holders.items():
+            kind = kind_by_key(key)
+            if kind is None and self._numeric[key] == held:
+                kind = PropertyKind.MEASURE
+            elif kind is None and self._id_shaped[key] == held:
+                kind = PropertyKind.IDENTIFIER
+            elif (
+                kind is None
+                and held >= _CATEGORY_HOLDERS
+                and self._distinct[key] <= _CATEGORY_SHARE * held
+            ):
+                kind = PropertyKind.CATEGORY
+            decided[key] = kind or PropertyKind.VALUE
+        decided.update(kinds or {})
+        return Population(
+            size=max(self._size, 1),
+            _counts=dict(self._counts),
+            _kinds=decided,
+            _tokens=dict(self._tokens),
+            _single_token_types=frozenset(
+                t for t, n in self._of_type.items() if self._single[t] > _SINGLE_TOKEN_TYPE * n
+            ),
+            _full_names=dict(self._holding),
+            _measures={
+                key: sorted(values.elements())
+                for key, values in self._numbers.items()
+                if decided[key] is PropertyKind.MEASURE
+            },
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from redstring.consolidation.features import _name_evidence
+from redstring.consolidation.features import Population, PopulationTally, _name_evidence
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
-    from redstring.consolidation.features import Population, Profile, _NameEvidence
+    from redstring.consolidation.features import Profile, PropertyKind, _NameEvidence
 
 
 class PassMemo:
@@ -32,6 +32,7 @@ class PassMemo:
 
     __slots__ = (
         "_by_profile",
+        "_counted",
         "_held",
         "_judged",
         "_keys",
@@ -39,6 +40,7 @@ class PassMemo:
         "_ranked",
         "_round",
         "_settled",
+        "_tally",
     )
 
     def __init__(self) -> None:
@@ -50,6 +52,24 @@ class PassMemo:
         self._round: tuple[Profile, ...] = ()
         self._settled: set[tuple[int, int, bool]] = set()
         self._judged: object = None
+        self._tally = PopulationTally()
+        self._counted: dict[int, Profile] = {}
+
+    def population(
+        self, profiles: Sequence[Profile], *, kinds: Mapping[str, PropertyKind] | None = None
+    ) -> Population:
+        """`Population.of(profiles, kinds=kinds)`, counting only who arrived or left since."""
+        now = {id(profile): profile for profile in profiles}
+        if len(now) != len(profiles):  # a profile twice: counted twice, as `of` does
+            return Population.of(profiles, kinds=kinds)
+        counted = self._counted
+        for key in [key for key in counted if key not in now]:
+            self._tally.remove(counted.pop(key))
+        for key, profile in now.items():
+            if key not in counted:
+                self._tally.add(profile)
+                counted[key] = profile
+        return self._tally.population(kinds=kinds)
 
     def __len__(self) -> int:
         return len(self._held)

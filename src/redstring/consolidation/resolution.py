@@ -246,8 +246,8 @@ async def resolve_profiles(
             f"entities and profiles must pair up, got {len(entities)} and {len(profiles)}"
         )
     with collector_paused():
-        population = Population.of(profiles, kinds=property_kinds)
         memo = PassMemo() if memo is None else memo
+        population = memo.population(profiles, kinds=property_kinds)
         pairs = candidate_pairs(profiles, focus=focus, limit=limit, memo=memo)
         tolerance = policy.measure_tolerance
         initialled = [(i, j) for i, j in pairs if _initialled(profiles[i], profiles[j])]

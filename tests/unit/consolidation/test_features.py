@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from redstring.consolidation.features import (
     Agreement,
     Population,
+    PopulationTally,
     PropertyKind,
     compare,
     kind_by_key,
@@ -317,3 +318,80 @@ def test_two_one_token_places_score_their_similarity_capped_by_their_edits(
     edits = jellyfish.damerau_levenshtein_distance(left, right)
     cap = 1.0 if edits == 0 else 0.96 if edits == 1 else 0.9 if edits == 2 else 0.85
     assert features.name == min(similarity, cap)
+
+
+_RECORDS = st.lists(
+    st.tuples(
+        st.sampled_from(["Ada Lovelace", "Ada", "A. Lovelace", "Lima", "Lima Peru", "Ada Byron"]),
+        st.sampled_from(["person", "city"]),
+        st.dictionaries(
+            st.sampled_from(["dob", "population", "ref", "country"]),
+            st.sampled_from(["1815", "q1", "q2", "Peru", 7, 7.5, 12]),
+            max_size=3,
+        ),
+        st.lists(st.sampled_from(["Lady Byron", "Ada", "Lima City"]), max_size=2),
+    ),
+    max_size=12,
+)
+
+
+@given(_RECORDS, st.lists(st.integers(min_value=0, max_value=11), max_size=12))
+@example(  # one full name held twice, one record of it leaving: its tokens stay held
+    [("Ada Lovelace", "person", {}, []), ("Ada Lovelace", "person", {}, [])], [0]
+)
+@example(  # a measure's only holder leaving, then the key's only value
+    [("Lima", "city", {"population": 7}, []), ("Lima", "city", {"ref": "q1"}, [])], [0, 1]
+)
+def test_a_tally_of_arrivals_and_departures_is_the_population_of_who_is_left(
+    records: list[tuple[str, str, dict[str, object], list[str]]], leaving: list[int]
+) -> None:
+    profiles = [
+        profile_of(
+            make_entity(name=name, entity_type=kind, properties={**properties, "aliases": aliases})
+        )
+        for name, kind, properties, aliases in records
+    ]
+    gone = {index for index in leaving if index < len(profiles)}
+    tally = PopulationTally()
+    for profile in profiles:
+        tally.add(profile)
+    for index in sorted(gone):
+        tally.remove(profiles[index])
+    left = [profile for index, profile in enumerate(profiles) if index not in gone]
+    kinds = {"ref": PropertyKind.VALUE}
+    assert tally.population() == Population.of(left)
+    assert tally.population(kinds=kinds) == Population.of(left, kinds=kinds)
+
+
+def test_a_pass_memo_counts_only_the_profiles_that_arrived_or_left() -> None:
+    profiles = [
+        profile_of(make_entity(name=name, properties={"dob": dob}))
+        for name, dob in (("Ada Lovelace", "1815"), ("Ada Byron", "1815"), ("Lord Byron", "1788"))
+    ]
+    memo = PassMemo()
+    assert memo.population(profiles) == Population.of(profiles)
+    merged = profile_of(make_entity(name="Ada Lovelace", properties={"aliases": ["Ada Byron"]}))
+    later = [merged, profiles[2]]
+    assert memo.population(later) == Population.of(later)
+    twice = [profiles[2], profiles[2]]
+    assert memo.population(twice) == Population.of(twice)
+    assert memo.population(later, kinds={"dob": PropertyKind.MEASURE}) == Population.of(
+        later, kinds={"dob": PropertyKind.MEASURE}
+    )
+
+
+def test_a_tally_decides_a_category_by_the_values_still_held() -> None:
+    # 25 holders and 4 values is not a category; without the three odd ones, it is.
+    countries = ["Peru"] * 22 + ["Chile", "Bolivia", "Ecuador"]
+    profiles = [
+        profile_of(make_entity(name=f"Town {n}", properties={"country": c}))
+        for n, c in enumerate(countries)
+    ]
+    tally = PopulationTally()
+    for profile in profiles:
+        tally.add(profile)
+    assert tally.population().kind("country") is PropertyKind.VALUE
+    for profile in profiles[22:]:
+        tally.remove(profile)
+    assert tally.population().kind("country") is PropertyKind.CATEGORY
+    assert tally.population() == Population.of(profiles[:22])
