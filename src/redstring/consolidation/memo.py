@@ -89,10 +89,6 @@ class PassMemo:
             found = self._held[key] = _name_evidence(left, right, single)
         return found
 
-    def name(self, left: Profile, right: Profile, population: Population) -> float:
-        """The `name` that `compare` gives the pair in `population`, measured once."""
-        return self.evidence(left, right, population.single_token_names(left.entity_type))[0]
-
     def judge(self, how: object) -> None:
         """Settle pairs under `how` (the policy, and what the pass decided of kinds and names).
 

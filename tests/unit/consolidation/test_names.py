@@ -11,6 +11,7 @@ from redstring.consolidation.names import (
     fold,
     name_form,
     name_similarity,
+    token_similarity,
 )
 
 
@@ -74,3 +75,8 @@ def test_surname_comma_given_reads_as_given_surname() -> None:
     assert name_form("Doe, J.").text == "j doe"
     assert name_form("Acme, Inc, Ltd").tokens == ("acme", "inc", "ltd")
     assert name_form(", John").tokens == ("john",)
+
+
+def test_two_one_token_names_score_as_their_tokens() -> None:
+    assert name_similarity(name_form("Jon"), name_form("John")) == token_similarity("jon", "john")
+    assert name_similarity(name_form("Lima"), name_form("LIMA")) == 1.0
