@@ -11,15 +11,17 @@ it shares most keys with.
 
 from __future__ import annotations
 
-import heapq
 import unicodedata
-from collections import Counter, defaultdict
+from collections import defaultdict
 from typing import TYPE_CHECKING, Final
 
 import jellyfish
+import numpy as np
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
+
+    import numpy.typing as npt
 
     from redstring.consolidation.features import Profile
     from redstring.consolidation.memo import PassMemo
@@ -140,23 +142,30 @@ def candidate_pairs(
             j = at[id(found)]
             pairs.add(position * count + j if position < j else j * count + position)
     blocks = _blocks(keys_of, counting)
-    span = len(profiles) + 1
+    arrays: dict[str, npt.NDArray[np.int64]] = {}
     for position in counting:
         keys = keys_of[position]
-        shared: Counter[int] = Counter()
+        read: list[npt.NDArray[np.int64]] = []
         gathered = 0
         for key in sorted(keys, key=lambda key: (len(blocks[key]), key)):
             members = blocks[key]
             size = len(members)
             if size > max_block or (gathered and gathered + size > budget):
                 break
-            shared.update(members)
+            block = arrays.get(key)
+            if block is None:
+                block = arrays[key] = np.array(members, dtype=np.int64)
+            read.append(block)
             gathered += size
-        del shared[position]
-        # Most keys shared first, then the lowest position: one int per candidate.
-        ranked = [
-            -n % span for n in heapq.nlargest(limit, [n * span - i for i, n in shared.items()])
-        ]
+        ranked: list[int] = []
+        if read:
+            others, shared = np.unique(np.concatenate(read), return_counts=True)
+            # Every block read is one of its own keys', so it is among `others`: never
+            # its own candidate.
+            shared[np.searchsorted(others, position)] = 0
+            # Most keys shared first, then the lowest position (the sort is stable).
+            best = np.argsort(-shared, kind="stable")[:limit]
+            ranked = others[best[shared[best] > 0]].tolist()
         for j in ranked:
             pairs.add(position * count + j if position < j else j * count + position)
         if memo is not None:
