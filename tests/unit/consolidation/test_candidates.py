@@ -145,3 +145,11 @@ def test_a_few_counting_profiles_gather_exactly_the_blocks_they_read() -> None:
     assert _blocks(keys_of, []) == {}
     focus = {profiles[0].entity_id}
     assert candidate_pairs(profiles, focus=focus) == [(0, 1), (0, 3)]
+
+
+def test_candidates_sharing_as_many_keys_rank_by_the_lowest_position() -> None:
+    # Every pair shares the surname's two keys and nothing else.
+    profiles = _profiles("Al Smith", "Bo Smith", "Cy Smith", "Di Smith", "Ed Smith")
+    assert candidate_pairs(profiles, limit=2) == [
+        (0, 1), (0, 2), (0, 3), (0, 4), (1, 2), (1, 3), (1, 4),
+    ]  # fmt: skip
