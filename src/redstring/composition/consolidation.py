@@ -18,11 +18,12 @@ from uuid import UUID, uuid4
 from pydantic import BaseModel, ConfigDict, Field
 
 from redstring.consolidation.adjudicator import MergeAdjudicator
+from redstring.consolidation.collector import collector_paused
 from redstring.consolidation.features import ALIASES_KEY, PropertyKind, profile_of
 from redstring.consolidation.memo import PassMemo
 from redstring.consolidation.names import fold, name_form
 from redstring.consolidation.policy import MergeBand, MergePolicy
-from redstring.consolidation.resolution import collector_paused, resolve_profiles
+from redstring.consolidation.resolution import resolve_profiles
 from redstring.domain.events import EntitiesMerged, EntityDeleted, MergeUndone
 from redstring.domain.exceptions import MergeUndoError, MissingEntityError
 from redstring.domain.ids import EntityId, TenantId  # noqa: TC001 - pydantic needs them
@@ -249,6 +250,14 @@ class Consolidator:
         if entity_ids is not None:
             requested = list(check_entity_ids(entity_ids))
             focus = set((await self._graph.resolve(requested, tenant_id)).values())
+        # The whole pass pauses the cyclic collector; an adjudicator's wait does not (ADR 0110).
+        with collector_paused():
+            return await self._rounds(tenant_id, focus, dry_run=dry_run)
+
+    async def _rounds(
+        self, tenant_id: TenantId, focus: set[EntityId] | None, *, dry_run: bool
+    ) -> ConsolidationReport:
+        """Round after round until nothing more merges (see `consolidate`)."""
         merges: list[ConsolidationMerge] = []
         totals = {"entities": 0, "candidates": 0, "asked": 0, "unanswered": 0}
         whole_tenant = focus is None
@@ -500,11 +509,10 @@ class Consolidator:
     async def _profiles(self, entities: Sequence[Entity], tenant_id: TenantId) -> list[Profile]:
         neighbours = await self._neighbour_names(entities, tenant_id)
         vectors = await self._vectors_of(entities, tenant_id)
-        with collector_paused():
-            return [
-                profile_of(entity, neighbours=names, vector=vector)
-                for entity, names, vector in zip(entities, neighbours, vectors, strict=True)
-            ]
+        return [
+            profile_of(entity, neighbours=names, vector=vector)
+            for entity, names, vector in zip(entities, neighbours, vectors, strict=True)
+        ]
 
     async def _neighbour_names(
         self, entities: Sequence[Entity], tenant_id: TenantId

@@ -7,9 +7,7 @@ given input order and a deterministic adjudicator.
 
 from __future__ import annotations
 
-import gc
 import math
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -17,6 +15,7 @@ from redstring.consolidation.adjudicator import MergeQuestion, MergeVerdict
 from redstring.consolidation.ambiguity import settle_ambiguity
 from redstring.consolidation.candidates import CANDIDATE_LIMIT, candidate_pairs
 from redstring.consolidation.clustering import DisjointSets
+from redstring.consolidation.collector import collector_paused, collector_resumed
 from redstring.consolidation.features import (
     Population,
     PropertyKind,
@@ -34,7 +33,7 @@ from redstring.consolidation.policy import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterator, Mapping, Sequence
+    from collections.abc import Collection, Mapping, Sequence
 
     from redstring.consolidation.adjudicator import MergeAdjudicator
     from redstring.consolidation.features import Profile
@@ -162,25 +161,6 @@ class _Conflicts:
         if merged:
             self._held[sets.find(left)] = merged
         return True
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for a stretch of code that never awaits.
-
-    Scoring allocates millions of small acyclic objects that reference
-    counting frees; each allocation burst would otherwise start collections
-    that walk every object the process holds, the pass's own profiles and
-    memo included (about a third of a pass's time at 5,000 entities). No
-    other coroutine runs meanwhile, and a collector paused before stays so.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _judgement(
@@ -330,7 +310,8 @@ async def _adjudicate(
             )
             for i, j in batch
         ]
-        answers: Sequence[MergeVerdict | None] = await adjudicator.adjudicate(questions)
+        with collector_resumed():
+            answers: Sequence[MergeVerdict | None] = await adjudicator.adjudicate(questions)
         if len(answers) != len(batch):
             answers = [None] * len(batch)
         resolution.asked += len(batch)
