@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import TYPE_CHECKING, Final
 from uuid import UUID, uuid4
 
@@ -261,16 +262,18 @@ class Consolidator:
         merges: list[ConsolidationMerge] = []
         totals = {"entities": 0, "candidates": 0, "asked": 0, "unanswered": 0}
         whole_tenant = focus is None
-        held: dict[EntityId, tuple[Entity, Profile]] = {}
+        # Each held entity with its profile, and its id as text: the order of a whole round.
+        held: dict[EntityId, tuple[str, Entity, Profile]] = {}
         memo = PassMemo()
         for _ in range(_MAX_ROUNDS):
             if whole_tenant and held:
-                population = [e for e, _ in sorted(held.values(), key=lambda p: str(p[0].id))]
-                profiles = [held[e.id][1] for e in population]
+                ordered = sorted(held.values(), key=itemgetter(0))
+                population = [entity for _, entity, _ in ordered]
+                profiles = [profile for _, _, profile in ordered]
             else:
                 population = await self._population(tenant_id, None if whole_tenant else focus)
                 profiles = await self._profiles(population, tenant_id)
-                held = {e.id: (e, p) for e, p in zip(population, profiles, strict=True)}
+                held = {e.id: (str(e.id), e, p) for e, p in zip(population, profiles, strict=True)}
             resolution = await resolve_profiles(
                 population,
                 profiles,
@@ -307,7 +310,7 @@ class Consolidator:
                 for entity, profile in zip(
                     fresh, await self._profiles(fresh, tenant_id), strict=True
                 ):
-                    held[entity.id] = (entity, profile)
+                    held[entity.id] = (str(entity.id), entity, profile)
         return ConsolidationReport(tenant_id=tenant_id, dry_run=dry_run, merges=merges, **totals)
 
     async def merge(

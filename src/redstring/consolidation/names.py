@@ -119,7 +119,11 @@ def _aligned(left: tuple[str, ...], right: tuple[str, ...]) -> float:
     shorter, longer = (left, right) if len(left) <= len(right) else (right, left)
     unmatched = len(longer) - len(shorter)
     if len(shorter) == 1:
-        best = max(token_similarity(shorter[0], token) for token in longer)
+        only, best = shorter[0], 0.0
+        for token in longer:  # a loop, not max() over a generator: this runs millions of times
+            similarity = token_similarity(only, token)
+            if similarity > best:
+                best = similarity
         return max(0.0, best - UNMATCHED_TOKEN * unmatched)
     if len(longer) == 2:
         (a, b), (c, d) = shorter, longer
