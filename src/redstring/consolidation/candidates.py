@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Final
 import jellyfish
 import numpy as np
 
+from redstring.consolidation.ranking import rank_together
+
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
@@ -88,6 +90,48 @@ def _blocks(keys_of: Sequence[set[str]], counting: Sequence[int]) -> dict[str, l
     return blocks
 
 
+def rank_each(
+    keys_of: Sequence[set[str]],
+    counting: Sequence[int],
+    *,
+    limit: int = CANDIDATE_LIMIT,
+    max_block: int = MAX_BLOCK,
+    budget: int = BLOCK_BUDGET,
+) -> list[list[int]]:
+    """The candidates of each profile at `counting`, best first, one profile at a time.
+
+    What `rank_together` gives, for a few profiles: only the blocks they
+    read are gathered.
+    """
+    blocks = _blocks(keys_of, counting)
+    arrays: dict[str, npt.NDArray[np.int64]] = {}
+    rankings: list[list[int]] = []
+    for position in counting:
+        read: list[npt.NDArray[np.int64]] = []
+        gathered = 0
+        for key in sorted(keys_of[position], key=lambda key: (len(blocks[key]), key)):
+            members = blocks[key]
+            size = len(members)
+            if size > max_block or (gathered and gathered + size > budget):
+                break
+            block = arrays.get(key)
+            if block is None:
+                block = arrays[key] = np.array(members, dtype=np.int64)
+            read.append(block)
+            gathered += size
+        ranked: list[int] = []
+        if read:
+            others, shared = np.unique(np.concatenate(read), return_counts=True)
+            # Every block read is one of its own keys', so it is among `others`: never
+            # its own candidate.
+            shared[np.searchsorted(others, position)] = 0
+            # Most keys shared first, then the lowest position (the sort is stable).
+            best = np.argsort(-shared, kind="stable")[:limit]
+            ranked = others[best[shared[best] > 0]].tolist()
+        rankings.append(ranked)
+    return rankings
+
+
 def candidate_pairs(
     profiles: Sequence[Profile],
     *,
@@ -141,31 +185,12 @@ def candidate_pairs(
         for found in kept:
             j = at[id(found)]
             pairs.add(position * count + j if position < j else j * count + position)
-    blocks = _blocks(keys_of, counting)
-    arrays: dict[str, npt.NDArray[np.int64]] = {}
-    for position in counting:
-        keys = keys_of[position]
-        read: list[npt.NDArray[np.int64]] = []
-        gathered = 0
-        for key in sorted(keys, key=lambda key: (len(blocks[key]), key)):
-            members = blocks[key]
-            size = len(members)
-            if size > max_block or (gathered and gathered + size > budget):
-                break
-            block = arrays.get(key)
-            if block is None:
-                block = arrays[key] = np.array(members, dtype=np.int64)
-            read.append(block)
-            gathered += size
-        ranked: list[int] = []
-        if read:
-            others, shared = np.unique(np.concatenate(read), return_counts=True)
-            # Every block read is one of its own keys', so it is among `others`: never
-            # its own candidate.
-            shared[np.searchsorted(others, position)] = 0
-            # Most keys shared first, then the lowest position (the sort is stable).
-            best = np.argsort(-shared, kind="stable")[:limit]
-            ranked = others[best[shared[best] > 0]].tolist()
+    options = {"limit": limit, "max_block": max_block, "budget": budget}
+    if len(counting) * _FEW_COUNT < len(keys_of):
+        rankings = rank_each(keys_of, counting, **options)
+    else:
+        rankings = rank_together(keys_of, counting, **options)
+    for position, ranked in zip(counting, rankings, strict=True):
         for j in ranked:
             pairs.add(position * count + j if position < j else j * count + position)
         if memo is not None:

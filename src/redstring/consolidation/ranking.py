@@ -1,0 +1,145 @@
+"""Ranking the candidates of many profiles at once: the blocks they read, counted with numpy.
+
+`candidate_pairs` ranks a profile's candidates by counting, over the blocks
+of its rarest keys, how many each other member shares (ADR 0115). Most
+profiles count in a pass's whole rounds, and one profile at a time costs
+numpy's per-call overhead a dozen times over; here every counting
+profile's blocks are read, expanded and counted in a few array operations,
+with exactly the ranking one at a time gives.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy.typing as npt
+
+#: At most this many block members are expanded at once (int64 arrays a few times over).
+_CHUNK: Final = 1_000_000
+
+
+def rank_together(
+    keys_of: Sequence[set[str]],
+    counting: Sequence[int],
+    *,
+    limit: int,
+    max_block: int,
+    budget: int,
+    chunk: int = _CHUNK,
+) -> list[list[int]]:
+    """The candidates of each profile at `counting`, best first, as `rank_each` gives them.
+
+    A profile reads its keys rarest first (ties by the key), each block
+    whole, until a block holds more than `max_block` members or would take
+    what it read past `budget` (the first block always counts unless it is
+    too large); its candidates are the `limit` others most often among what
+    it read, ties by the lowest position. `counting` is in ascending order.
+    """
+    flat = [key for keys in keys_of for key in keys]
+    # Keys numbered in text order, so a key's number breaks ties of size as its text does.
+    number = {key: n for n, key in enumerate(sorted(set(flat)))}
+    key = np.fromiter(map(number.__getitem__, flat), dtype=np.int64, count=len(flat))
+    holder = np.repeat(
+        np.arange(len(keys_of), dtype=np.int64),
+        np.fromiter(map(len, keys_of), dtype=np.int64, count=len(keys_of)),
+    )
+    size = np.bincount(key, minlength=len(number))
+
+    # Each counting profile's keys in the order it reads them, and which it reads.
+    mine = np.zeros(len(keys_of), dtype=bool)
+    mine[np.asarray(counting, dtype=np.int64)] = True
+    held = mine[holder]
+    reader, read_key = holder[held], key[held]
+    order = np.lexsort((read_key, size[read_key], reader))
+    reader, read_key = reader[order], read_key[order]
+    sizes = size[read_key]
+    first = _group_starts(reader)
+    before = _exclusive_in_groups(sizes, first)
+    stops = (sizes > max_block) | ((before > 0) & (before + sizes > budget))
+    reads = (_exclusive_in_groups(stops.astype(np.int64), first) == 0) & ~stops
+    reader, read_key = reader[reads], read_key[reads]
+
+    # The members of every block, block after block.
+    members = holder[np.argsort(key, kind="stable")]
+    offsets = np.concatenate(([0], np.cumsum(size)))
+    ranked: dict[int, list[int]] = {}
+    lengths = size[read_key]
+    start = 0
+    while start < len(reader):
+        end = _chunk_end(reader, lengths, start, chunk)
+        _rank_chunk(
+            reader[start:end], read_key[start:end], lengths[start:end],
+            members, offsets, limit, len(keys_of), ranked,
+        )  # fmt: skip
+        start = end
+    return [ranked.get(position, []) for position in counting]
+
+
+def _group_starts(grouped: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """For each element of a sorted array, the index where its run of equal values starts."""
+    if len(grouped) == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(grouped)) + 1))
+    return np.repeat(starts, np.diff(np.concatenate((starts, [len(grouped)]))))
+
+
+def _exclusive_in_groups(
+    values: npt.NDArray[np.int64], first: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """The sum of the values before each one within its group (groups start at `first`)."""
+    total = np.cumsum(values)
+    return total - values - np.where(first > 0, total[first - 1], 0)
+
+
+def _chunk_end(
+    reader: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64], start: int, chunk: int
+) -> int:
+    """Where a chunk from `start` ends: about `chunk` members, never splitting a reader."""
+    total = np.cumsum(lengths[start:])
+    end = start + max(int(np.searchsorted(total, chunk, side="right")), 1)
+    if end >= len(reader):
+        return len(reader)
+    return start + int(np.searchsorted(reader[start:], reader[end - 1], side="right"))
+
+
+def _rank_chunk(
+    reader: npt.NDArray[np.int64],
+    read_key: npt.NDArray[np.int64],
+    lengths: npt.NDArray[np.int64],
+    members: npt.NDArray[np.int64],
+    offsets: npt.NDArray[np.int64],
+    limit: int,
+    count: int,
+    ranked: dict[int, list[int]],
+) -> None:
+    # Every member of every block read, beside the profile that read it.
+    total = int(lengths.sum())
+    shift = np.repeat(offsets[read_key] - (np.cumsum(lengths) - lengths), lengths)
+    other = members[np.arange(total, dtype=np.int64) + shift]
+    looking = np.repeat(reader, lengths)
+    code = looking * count + other
+    pair, shared = np.unique(code[looking != other], return_counts=True)
+    if len(pair) == 0:
+        return
+    looking, other = np.divmod(pair, count)
+    # Most shared first, then the lowest position: `pair` is sorted by both positions.
+    top = int(shared.max()) + 1
+    order = np.argsort(looking * top + (top - shared), kind="stable")
+    looking, other = looking[order], other[order]
+    first = _group_starts(looking)
+    keep = np.arange(len(looking)) - first < limit
+    looking, other = looking[keep], other[keep]
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(looking)) + 1)).tolist()
+    found = other.tolist()
+    for at, begin, end in zip(
+        looking[starts].tolist(),
+        starts,
+        [*starts[1:], len(found)],
+        strict=True,
+    ):
+        ranked[at] = found[begin:end]

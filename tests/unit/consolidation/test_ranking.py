@@ -1,0 +1,46 @@
+"""Ranking many profiles' candidates at once gives what ranking them one at a time gives."""
+
+from __future__ import annotations
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from redstring.consolidation.candidates import rank_each
+from redstring.consolidation.ranking import rank_together
+
+_KEYS = st.sets(st.sampled_from("abcdefgh"), max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    keys_of=st.lists(_KEYS, max_size=14),
+    pick=st.sets(st.integers(0, 13)),
+    limit=st.integers(1, 4),
+    max_block=st.integers(1, 8),
+    budget=st.integers(1, 12),
+    chunk=st.integers(1, 20),
+)
+@example(
+    # Ties everywhere: equal block sizes (keys break them by text), equal
+    # counts (the lowest position wins), a first block past the budget.
+    keys_of=[{"a", "b"}, {"a", "b"}, {"a", "c"}, {"b", "c"}, {"c"}],
+    pick={0, 1, 2, 3, 4},
+    limit=2,
+    max_block=8,
+    budget=1,
+    chunk=1,
+)
+@example(keys_of=[set(), {"a"}, {"a"}], pick={0, 1}, limit=1, max_block=1, budget=1, chunk=3)
+def test_ranking_together_equals_ranking_one_at_a_time(
+    keys_of: list[set[str]],
+    pick: set[int],
+    limit: int,
+    max_block: int,
+    budget: int,
+    chunk: int,
+) -> None:
+    counting = sorted(n for n in pick if n < len(keys_of))
+    options = {"limit": limit, "max_block": max_block, "budget": budget}
+    assert rank_together(keys_of, counting, chunk=chunk, **options) == rank_each(
+        keys_of, counting, **options
+    )
