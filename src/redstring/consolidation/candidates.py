@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Final
 import jellyfish
 import numpy as np
 
-from redstring.consolidation.ranking import rank_together
+from redstring.consolidation.ranking import check_ranking, rank_together
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -102,7 +102,11 @@ def rank_each(
 
     What `rank_together` gives, for a few profiles: only the blocks they
     read are gathered.
+
+    Raises:
+        ValueError: as `check_ranking` says.
     """
+    check_ranking(counting, len(keys_of), limit=limit, max_block=max_block, budget=budget)
     blocks = _blocks(keys_of, counting)
     arrays: dict[str, npt.NDArray[np.int64]] = {}
     rankings: list[list[int]] = []
@@ -157,12 +161,7 @@ def candidate_pairs(
     Raises:
         ValueError: `limit`, `max_block` or `budget` is below 1.
     """
-    if budget < 1:
-        raise ValueError(f"budget must be at least 1, got {budget}")
-    if limit < 1:
-        raise ValueError(f"limit must be at least 1, got {limit}")
-    if max_block < 1:
-        raise ValueError(f"max_block must be at least 1, got {max_block}")
+    check_ranking((), len(profiles), limit=limit, max_block=max_block, budget=budget)
     keys_of = [
         profile_keys(profile) if memo is None else memo.keys(profile, profile_keys)
         for profile in profiles

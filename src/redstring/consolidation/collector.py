@@ -31,13 +31,8 @@ def collector_paused() -> Iterator[None]:
     if not gc.isenabled():
         yield
         return
-    gc.disable()
-    token = _PAUSED_HERE.set(True)
-    try:
+    with _switched(on=False):
         yield
-    finally:
-        _PAUSED_HERE.reset(token)
-        gc.enable()
 
 
 @contextmanager
@@ -52,10 +47,17 @@ def collector_resumed() -> Iterator[None]:
     if not _PAUSED_HERE.get() or gc.isenabled():
         yield
         return
-    gc.enable()
-    token = _PAUSED_HERE.set(False)
+    with _switched(on=True):
+        yield
+
+
+@contextmanager
+def _switched(*, on: bool) -> Iterator[None]:
+    """The collector turned on or off for the block, and this task's pause marked so."""
+    (gc.enable if on else gc.disable)()
+    token = _PAUSED_HERE.set(not on)
     try:
         yield
     finally:
         _PAUSED_HERE.reset(token)
-        gc.disable()
+        (gc.disable if on else gc.enable)()

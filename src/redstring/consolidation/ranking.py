@@ -38,8 +38,13 @@ def rank_together(
     whole, until a block holds more than `max_block` members or would take
     what it read past `budget` (the first block always counts unless it is
     too large); its candidates are the `limit` others most often among what
-    it read, ties by the lowest position. `counting` is in ascending order.
+    it read, ties by the lowest position.
+
+    Raises:
+        ValueError: a setting is below 1, or a position of `counting` is not
+            one of `keys_of`'s.
     """
+    check_ranking(counting, len(keys_of), limit=limit, max_block=max_block, budget=budget)
     flat = [key for keys in keys_of for key in keys]
     # Keys numbered in text order, so a key's number breaks ties of size as its text does.
     number = {key: n for n, key in enumerate(sorted(set(flat)))}
@@ -69,15 +74,32 @@ def rank_together(
     offsets = np.concatenate(([0], np.cumsum(size)))
     ranked: dict[int, list[int]] = {}
     lengths = size[read_key]
+    ends = np.cumsum(lengths)
     start = 0
     while start < len(reader):
-        end = _chunk_end(reader, lengths, start, chunk)
+        end = _chunk_end(reader, ends, start, chunk)
         _rank_chunk(
             reader[start:end], read_key[start:end], lengths[start:end],
             members, offsets, limit, len(keys_of), ranked,
         )  # fmt: skip
         start = end
     return [ranked.get(position, []) for position in counting]
+
+
+def check_ranking(
+    counting: Sequence[int], count: int, *, limit: int, max_block: int, budget: int
+) -> None:
+    """Refuse settings below 1 and positions outside `0..count - 1`, naming the value.
+
+    Raises:
+        ValueError: as above.
+    """
+    for name, value in (("budget", budget), ("limit", limit), ("max_block", max_block)):
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+    for position in counting:
+        if not 0 <= position < count:
+            raise ValueError(f"position {position} is not one of the {count} profiles'")
 
 
 def _group_starts(grouped: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -97,14 +119,17 @@ def _exclusive_in_groups(
 
 
 def _chunk_end(
-    reader: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64], start: int, chunk: int
+    reader: npt.NDArray[np.int64], ends: npt.NDArray[np.int64], start: int, chunk: int
 ) -> int:
-    """Where a chunk from `start` ends: about `chunk` members, never splitting a reader."""
-    total = np.cumsum(lengths[start:])
-    end = start + max(int(np.searchsorted(total, chunk, side="right")), 1)
+    """Where a chunk from `start` ends: about `chunk` members, never splitting a reader.
+
+    `ends` is the running total of the members each read block holds.
+    """
+    done = int(ends[start - 1]) if start else 0
+    end = max(int(np.searchsorted(ends, done + chunk, side="right")), start + 1)
     if end >= len(reader):
         return len(reader)
-    return start + int(np.searchsorted(reader[start:], reader[end - 1], side="right"))
+    return int(np.searchsorted(reader, reader[end - 1], side="right"))
 
 
 def _rank_chunk(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -44,3 +47,16 @@ def test_ranking_together_equals_ranking_one_at_a_time(
     assert rank_together(keys_of, counting, chunk=chunk, **options) == rank_each(
         keys_of, counting, **options
     )
+
+
+@pytest.mark.parametrize("rank", [rank_together, rank_each])
+def test_a_bad_setting_or_position_is_refused_by_name(rank: Any) -> None:
+    keys_of = [{"a"}, {"a"}]
+    options = {"limit": 1, "max_block": 2, "budget": 2}
+    with pytest.raises(ValueError, match="position 2 is not one of the 2"):
+        rank(keys_of, [0, 2], **options)
+    with pytest.raises(ValueError, match="position -1"):
+        rank(keys_of, [-1], **options)
+    with pytest.raises(ValueError, match="max_block must be at least 1, got 0"):
+        rank(keys_of, [0], **{**options, "max_block": 0})
+    assert rank(keys_of, [1, 0], **options) == [[0], [1]]
