@@ -450,12 +450,16 @@ def _cosine(left: tuple[float, ...], right: tuple[float, ...]) -> float | None:
 
 def _unmatched(left: NameForm, right: NameForm) -> list[str]:
     """The tokens (initials aside) of either name that no token of the other matches."""
-    return [
-        token
-        for one, other in ((left, right), (right, left))
-        for token in one.tokens
-        if len(token) > 1 and all(token_similarity(token, t) < TOKEN_MATCH for t in other.tokens)
-    ]
+    found = []
+    for one, other in ((left, right), (right, left)):
+        for token in one.tokens:
+            if len(token) > 1:
+                for candidate in other.tokens:  # loops, not all(): this runs for every pair
+                    if token_similarity(token, candidate) >= TOKEN_MATCH:
+                        break
+                else:
+                    found.append(token)
+    return found
 
 
 #: The similarity two whole one-token names (places) score at one and at two edits apart.
@@ -505,23 +509,20 @@ def _compare_property(
 ) -> PropertyComparison:
     a, b = left.properties[key], right.properties[key]
     kind = population.kind(key)
-    frequency = population.frequency(key, a)
-    if kind in (PropertyKind.IDENTIFIER, PropertyKind.CATEGORY):
+    if kind is PropertyKind.IDENTIFIER or kind is PropertyKind.CATEGORY:
         agreement = Agreement.EQUAL if a == b else Agreement.DIFFERENT
-        return PropertyComparison(key, agreement, frequency, kind, values=(a, b))
-    x, y = left.numbers.get(key), right.numbers.get(key)
-    if kind is PropertyKind.MEASURE and x is not None and y is not None:
-        frequency = population.within(key, x, tolerance)
-        larger = max(abs(x), abs(y))
-        difference = 0.0 if x == y else abs(x - y) / larger
-        if x == y:
-            agreement = Agreement.EQUAL
-        elif difference <= tolerance:
-            agreement = Agreement.NEAR
-        else:
-            agreement = Agreement.DIFFERENT
-        return PropertyComparison(key, agreement, frequency, kind, difference, (a, b))
-    return PropertyComparison(key, _values_agree(a, b), frequency, values=(a, b))
+        return PropertyComparison(key, agreement, population.frequency(key, a), kind, 0.0, (a, b))
+    if kind is PropertyKind.MEASURE:
+        x, y = left.numbers.get(key), right.numbers.get(key)
+        if x is not None and y is not None:
+            frequency = population.within(key, x, tolerance)
+            if x == y:
+                return PropertyComparison(key, Agreement.EQUAL, frequency, kind, 0.0, (a, b))
+            difference = abs(x - y) / max(abs(x), abs(y))
+            agreement = Agreement.NEAR if difference <= tolerance else Agreement.DIFFERENT
+            return PropertyComparison(key, agreement, frequency, kind, difference, (a, b))
+    frequency = population.frequency(key, a)
+    return PropertyComparison(key, _values_agree(a, b), frequency, PropertyKind.VALUE, 0.0, (a, b))
 
 
 #: What `compare` measured of a pair's names: best similarity, weak, abbreviated, unmatched,
@@ -540,12 +541,13 @@ def _name_evidence(left: Profile, right: Profile, single: bool) -> _NameEvidence
                 similarity = _whole_token_similarity(a, b, similarity)
         else:
             similarity = name_similarity(a, b)
-        pair_weak = _weak(a, single) or _weak(b, single)
-        if similarity > best or (similarity == best and weak and not pair_weak):
-            best = similarity
-            weak = pair_weak
-            abbreviated = a.is_abbreviated or b.is_abbreviated
-            best_pair = (a, b)
+        if similarity > best or (similarity == best and weak):
+            pair_weak = _weak(a, single) or _weak(b, single)
+            if similarity > best or not pair_weak:
+                best = similarity
+                weak = pair_weak
+                abbreviated = a.is_abbreviated or b.is_abbreviated
+                best_pair = (a, b)
     unmatched = tuple(_unmatched(*best_pair)) if single else ()
     return max(best, 0.0), weak, abbreviated, unmatched, "" if single else _bare(*best_pair)
 

@@ -130,22 +130,20 @@ def _aligned(left: tuple[str, ...], right: tuple[str, ...]) -> float:
         straight = token_similarity(a, c) + token_similarity(b, d)
         crossed = token_similarity(a, d) + token_similarity(b, c)
         return max(straight, crossed) / 2
-    pairs = sorted(
-        (
-            (-token_similarity(a, b), i, j)
-            for i, a in enumerate(shorter)
-            for j, b in enumerate(longer)
-        ),
-    )
-    used_short: set[int] = set()
-    used_long: set[int] = set()
+    # Greedy one-to-one: the best free pair first, ties to the earliest (shorter's, longer's).
+    grid = [[token_similarity(a, b) for b in longer] for a in shorter]
+    free = [True] * len(longer)
+    rows = list(range(len(shorter)))
     total = 0.0
-    for negative, i, j in pairs:
-        if i in used_short or j in used_long:
-            continue
-        used_short.add(i)
-        used_long.add(j)
-        total -= negative
+    for _ in shorter:
+        best, row_at, column_at = -1.0, 0, 0
+        for i in rows:
+            for j, similarity in enumerate(grid[i]):
+                if similarity > best and free[j]:
+                    best, row_at, column_at = similarity, i, j
+        rows.remove(row_at)
+        free[column_at] = False
+        total += best
     return max(0.0, total / len(shorter) - UNMATCHED_TOKEN * unmatched)
 
 
@@ -171,15 +169,16 @@ def name_similarity(left: NameForm, right: NameForm) -> float:
     """
     if not left.tokens or not right.tokens:
         return 0.0
-    if left.is_abbreviated or right.is_abbreviated:
+    if left.initials or right.initials:
         return _abbreviated(left.tokens, right.tokens)
     if left.sorted_text == right.sorted_text:
         return 1.0
     if len(left.tokens) == 1 and len(right.tokens) == 1:
         return token_similarity(left.text, right.text)
-    whole = float(jellyfish.jaro_winkler_similarity(left.text, right.text))
+    whole: float = jellyfish.jaro_winkler_similarity(left.text, right.text)
     if left.text != left.sorted_text or right.text != right.sorted_text:
-        whole = max(
-            whole, float(jellyfish.jaro_winkler_similarity(left.sorted_text, right.sorted_text))
-        )
-    return max(whole, _aligned(left.tokens, right.tokens))
+        reordered: float = jellyfish.jaro_winkler_similarity(left.sorted_text, right.sorted_text)
+        if reordered > whole:
+            whole = reordered
+    aligned = _aligned(left.tokens, right.tokens)
+    return whole if whole >= aligned else aligned
