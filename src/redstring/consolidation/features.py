@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-import jellyfish
-
 from redstring.consolidation.names import (
     SHORT_NAME_LETTERS,
     NameForm,
+    damerau_edits,
     fold,
+    jaro_winkler,
     name_form,
     name_similarity,
     token_similarity,
@@ -434,9 +434,9 @@ def _values_agree(left: str, right: str) -> Agreement:
     if left == right:
         return Agreement.EQUAL
     if left.isdigit() and right.isdigit():
-        near = jellyfish.damerau_levenshtein_distance(left, right) <= 1
+        near = damerau_edits(left, right) <= 1
     else:
-        near = jellyfish.jaro_winkler_similarity(left, right) >= NEAR_TEXT
+        near = jaro_winkler(left, right) >= NEAR_TEXT
     return Agreement.NEAR if near else Agreement.DIFFERENT
 
 
@@ -477,7 +477,7 @@ def _whole_token_similarity(left: NameForm, right: NameForm, similarity: float) 
     if similarity >= 1.0 or similarity <= _MORE_EDITS:
         return similarity  # no cap can lower it
     a, b = left.tokens[0], right.tokens[0]
-    edits = jellyfish.damerau_levenshtein_distance(a, b)
+    edits = damerau_edits(a, b)
     cap = _ONE_EDIT if edits <= 1 else _TWO_EDITS if edits == 2 else _MORE_EDITS
     return min(similarity, cap)
 

@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Final
 
 import jellyfish
+from rapidfuzz.distance import DamerauLevenshtein, JaroWinkler
 
 #: Titles and honorifics set aside before comparing, folded as `fold` folds them.
 TITLES: Final = frozenset(
@@ -35,6 +36,29 @@ UNMATCHED_TOKEN: Final = 0.1
 
 #: What a single initial scores against a token that starts with it ("J" against "John").
 INITIAL_MATCH: Final = 0.9
+
+
+def jaro_winkler(left: str, right: str) -> float:
+    """Jaro-Winkler similarity of two texts, jellyfish's value.
+
+    Two non-empty ASCII texts go to rapidfuzz, which gives jellyfish's value
+    bit for bit (ADR 0043) in about a third of the time; any other pair,
+    and two empty texts (where the two differ), to jellyfish.
+    """
+    if left and right and left.isascii() and right.isascii():
+        return _RAPID_JARO_WINKLER(left, right)
+    return float(jellyfish.jaro_winkler_similarity(left, right))
+
+
+def damerau_edits(left: str, right: str) -> int:
+    """Damerau-Levenshtein distance of two texts, jellyfish's value (rapidfuzz's for ASCII)."""
+    if left.isascii() and right.isascii():
+        return _RAPID_DAMERAU(left, right)
+    return int(jellyfish.damerau_levenshtein_distance(left, right))
+
+
+_RAPID_JARO_WINKLER: Final = JaroWinkler.similarity
+_RAPID_DAMERAU: Final = DamerauLevenshtein.distance
 
 
 def fold(text: str) -> str:
@@ -111,7 +135,7 @@ def token_similarity(left: str, right: str) -> float:
         return 1.0
     if len(left) == 1 or len(right) == 1:
         return INITIAL_MATCH if left[0] == right[0] else 0.0
-    return float(jellyfish.jaro_winkler_similarity(left, right))
+    return jaro_winkler(left, right)
 
 
 def _aligned(left: tuple[str, ...], right: tuple[str, ...]) -> float:
@@ -175,9 +199,9 @@ def name_similarity(left: NameForm, right: NameForm) -> float:
         return 1.0
     if len(left.tokens) == 1 and len(right.tokens) == 1:
         return token_similarity(left.text, right.text)
-    whole: float = jellyfish.jaro_winkler_similarity(left.text, right.text)
+    whole = jaro_winkler(left.text, right.text)
     if left.text != left.sorted_text or right.text != right.sorted_text:
-        reordered: float = jellyfish.jaro_winkler_similarity(left.sorted_text, right.sorted_text)
+        reordered = jaro_winkler(left.sorted_text, right.sorted_text)
         if reordered > whole:
             whole = reordered
     aligned = _aligned(left.tokens, right.tokens)

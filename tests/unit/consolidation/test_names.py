@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import jellyfish
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from redstring.consolidation.names import (
     INITIAL_MATCH,
+    damerau_edits,
     fold,
+    jaro_winkler,
     name_form,
     name_similarity,
     token_similarity,
@@ -80,3 +83,20 @@ def test_surname_comma_given_reads_as_given_surname() -> None:
 def test_two_one_token_names_score_as_their_tokens() -> None:
     assert name_similarity(name_form("Jon"), name_form("John")) == token_similarity("jon", "john")
     assert name_similarity(name_form("Lima"), name_form("LIMA")) == 1.0
+
+
+_TEXTS = st.text(alphabet=st.sampled_from("abcde xyzé-ñ\u0301ß"), max_size=12)
+
+
+@given(_TEXTS, _TEXTS)
+@example("", "")
+@example("a", "")
+@example("ab", "ba")
+@example("martha", "marhta")
+@example("é", "e")
+@example("a" * 70, "a" * 69 + "b")  # past rapidfuzz's 64-character block
+def test_the_string_measures_are_jellyfishs_whichever_library_computes_them(
+    left: str, right: str
+) -> None:
+    assert jaro_winkler(left, right) == jellyfish.jaro_winkler_similarity(left, right)
+    assert damerau_edits(left, right) == jellyfish.damerau_levenshtein_distance(left, right)
