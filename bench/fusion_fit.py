@@ -12,7 +12,7 @@ the loss is convex, so the same sets give the same weights.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,11 +35,16 @@ FEATURES = len(FusionWeights.__dataclass_fields__)
 
 @dataclass(frozen=True)
 class FusionQuery:
-    """One query's two channel answers, best first, and its right answers."""
+    """One query's two channel answers, best first, and its right answers.
+
+    `words` holds each candidate's `word_rarity_matches` score among the
+    candidates, as the Retriever measures it (empty: not measured).
+    """
 
     semantic: tuple[tuple[EntityId, float], ...]
     lexical: tuple[tuple[EntityId, float], ...]
     gold: frozenset[EntityId]
+    words: Mapping[EntityId, float] = field(default_factory=dict)
 
 
 def candidates(query: FusionQuery) -> tuple[list[EntityId], NDArray[np.float64]]:
@@ -53,8 +58,16 @@ def candidates(query: FusionQuery) -> tuple[list[EntityId], NDArray[np.float64]]
     ids = list(dict.fromkeys([*semantic, *lexical]))
     semantic_top = query.semantic[0][1] if query.semantic else 0.0
     lexical_top = query.lexical[0][1] if query.lexical else 0.0
+    words_top = max(query.words.values(), default=0.0)
     rows = [
-        evidence_features(semantic.get(each), lexical.get(each), semantic_top, lexical_top)
+        evidence_features(
+            semantic.get(each),
+            lexical.get(each),
+            semantic_top,
+            lexical_top,
+            words=query.words.get(each),
+            words_top=words_top,
+        )
         for each in ids
     ]
     return ids, np.asarray(rows, dtype=np.float64).reshape(len(ids), FEATURES)
@@ -80,7 +93,7 @@ def _padded(queries: Sequence[FusionQuery]) -> tuple[NDArray[np.float64], NDArra
 #: The sign each channel's own order needs (ADR 0104): a higher score adds
 #: evidence (+1), a larger gap to the first and a worse rank subtract (-1);
 #: 0 is free. A fit that wants another sign has that weight held at 0.
-SIGNS = (0, 0, 0, 1, -1, 1, -1, -1, -1)
+SIGNS = (0, 0, 0, 1, -1, 1, -1, -1, -1, 1, -1)
 
 
 def fit(sets: Sequence[Sequence[FusionQuery]], l2: float = L2) -> FusionWeights:
@@ -142,7 +155,12 @@ def judge(
     """R@1 and R@k of `evidence_order` with `weights` (`None`: plain RRF)."""
     first = within = 0
     for query in queries:
-        ranked = [each for each, _ in evidence_order(query.semantic, query.lexical, k, weights)]
+        ranked = [
+            each
+            for each, _ in evidence_order(
+                query.semantic, query.lexical, k, weights, words=query.words
+            )
+        ]
         first += bool(ranked) and ranked[0] in query.gold
         within += any(each in query.gold for each in ranked)
     return first / len(queries), within / len(queries)

@@ -82,6 +82,7 @@ from redstring import (
     blocking_keys_for,
 )
 from redstring.domain.blocking import query_blocking_keys
+from redstring.domain.lexical import word_rarity_matches
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -490,6 +491,7 @@ async def evaluate(
         ids_of: dict[str, set[EntityId]] = {}
         for entity_id, key in stored.key_of.items():
             ids_of.setdefault(key, set()).add(entity_id)
+        entity_of = {entity.id: entity for entity in stored.entities}
         for label in labels:
             semantic_answers = outcomes.get((RetrievalMode.SEMANTIC.value, label))
             if semantic_answers is None:
@@ -499,6 +501,11 @@ async def evaluate(
                     semantic=semantic.ranked,
                     lexical=lexical.ranked,
                     gold=frozenset(each for key in query.gold for each in ids_of.get(key, ())),
+                    # As the Retriever measures it: among both channels' answers.
+                    words=word_rarity_matches(
+                        query.text,
+                        [entity_of[each] for each, _ in (*semantic.ranked, *lexical.ranked)],
+                    ),
                 )
                 for query, semantic, lexical in zip(
                     labelled.queries, semantic_answers, lexical_answers, strict=True

@@ -13,7 +13,10 @@ groups as the only candidates.
 and only then by id (ADR 0016). In `HYBRID` those `k` are then ordered by
 `evidence_order`'s calibrated log-odds over each channel's rank, score and
 gap to its first score, with shipped coefficients (ADR 0104), so a weak
-lexical-only answer follows a confident semantic one instead of tying it.
+lexical-only answer follows a confident semantic one instead of tying it;
+how well each candidate holds the query's rare words, among all the
+candidates both channels returned, is evidence too (`word_rarity_matches`,
+ADR 0116).
 This module only orchestrates: scoring and fusion are pure functions in
 `domain`.
 
@@ -41,7 +44,7 @@ from typing import TYPE_CHECKING
 from redstring.domain.blocking import query_blocking_keys
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.fusion import evidence_order, reciprocal_rank_fusion
-from redstring.domain.lexical import lexical_scores
+from redstring.domain.lexical import lexical_scores, word_rarity_matches
 from redstring.domain.limits import MAX_LIMIT
 from redstring.domain.names import unit_overlap
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
@@ -200,18 +203,22 @@ class Retriever:
         lexical_scores = {entity_id.int: scored for entity_id, scored in lexical.items()}
         # RRF picks the `k` and scores them; the calibrated evidence orders them (ADR 0104).
         lexical_ranking = [(entity_id, scored[1]) for entity_id, scored in lexical.items()]
-        fused = evidence_order(semantic, lexical_ranking, k)
         shared = bool(semantic) and bool(lexical_ranking)
+        entities = {key: entity for key, (entity, _) in lexical_scores.items()}
+        words = None
+        if shared:
+            # Every candidate's names are read first: how well each holds the
+            # query's rare words, among them all, is evidence (ADR 0116).
+            await self._read_missing(semantic, entities, tenant_id)
+            words = word_rarity_matches(query, entities.values())
+        fused = evidence_order(semantic, lexical_ranking, k, words=words)
         rrf = (
             dict(reciprocal_rank_fusion([[entity_id for entity_id, _ in semantic], list(lexical)]))
             if shared
             else {}
         )
-        entities = {key: entity for key, (entity, _) in lexical_scores.items()}
-        missing = [entity_id for entity_id, _ in fused if entity_id.int not in entities]
-        if missing:
-            for entity in await self._graph.get_entities(missing, tenant_id):
-                entities[entity.id.int] = entity
+        if not shared:
+            await self._read_missing(fused, entities, tenant_id)
         matches = []
         for entity_id, score in fused:
             key = entity_id.int
@@ -231,6 +238,18 @@ class Retriever:
         if skipped:
             return RetrievalResult(query=query, matches=matches, skipped=skipped)
         return RetrievalResult(query=query, matches=matches)
+
+    async def _read_missing(
+        self,
+        ranking: Sequence[tuple[EntityId, float]],
+        entities: dict[int, Entity],
+        tenant_id: TenantId,
+    ) -> None:
+        """Add to `entities` (by `id.int`) those of `ranking` it lacks that the graph holds."""
+        missing = [entity_id for entity_id, _ in ranking if entity_id.int not in entities]
+        if missing:
+            for entity in await self._graph.get_entities(missing, tenant_id):
+                entities[entity.id.int] = entity
 
     async def _semantic(
         self,

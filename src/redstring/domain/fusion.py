@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from redstring.domain.fusion_weights import SHIPPED_FUSION_WEIGHTS, FusionWeights
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from redstring.domain.ids import EntityId
 
@@ -91,14 +91,23 @@ Placed = tuple[int, float] | None
 
 
 def evidence_features(
-    semantic: Placed, lexical: Placed, semantic_top: float, lexical_top: float
+    semantic: Placed,
+    lexical: Placed,
+    semantic_top: float,
+    lexical_top: float,
+    *,
+    words: float | None = None,
+    words_top: float = 0.0,
 ) -> tuple[float, ...]:
     """One candidate's features, in `FusionWeights`' order.
 
     `semantic` and `lexical` are the candidate's (rank, score) in each
     channel, `None` where that channel did not return it; `semantic_top` and
     `lexical_top` are each channel's first score. A missing channel adds
-    nothing but its absence: every feature of it is `0.0`.
+    nothing but its absence: every feature of it is `0.0`. `words` is the
+    candidate's `word_rarity_matches` score among the candidates, `None`
+    when not measured (its two features are then `0.0`), and `words_top`
+    the best of those scores (ADR 0116).
     """
     in_semantic = semantic is not None
     in_lexical = lexical is not None
@@ -114,6 +123,8 @@ def evidence_features(
         lexical_top - lexical_score if in_lexical else 0.0,
         math.log(semantic_rank),
         math.log(lexical_rank),
+        0.0 if words is None else words,
+        0.0 if words is None else words_top - words,
     )
 
 
@@ -130,6 +141,8 @@ def evidence_order(
     lexical: Sequence[tuple[EntityId, float]],
     k: int,
     weights: FusionWeights | None = SHIPPED_FUSION_WEIGHTS,
+    *,
+    words: Mapping[EntityId, float] | None = None,
 ) -> list[tuple[EntityId, float]]:
     """RRF's best `k` of two (id, score) rankings, ordered by the calibrated evidence.
 
@@ -144,7 +157,10 @@ def evidence_order(
     (a softmax of the evidence, on `0..1`; the shares of all candidates
     sum to 1). A channel's own
     order is never inverted by the shipped weights: within one channel a
-    better rank and a higher score only add evidence (ADR 0104).
+    better rank and a higher score only add evidence (ADR 0104). `words`
+    holds each candidate's `word_rarity_matches` score among the
+    candidates, a feature of the evidence (ADR 0116); a candidate it lacks
+    adds none.
 
     Raises:
         ValueError: a negative `k`.
@@ -172,6 +188,8 @@ def evidence_order(
         return fused
     coefficients = weights.as_tuple()
     semantic_top, lexical_top = semantic[0][1], lexical[0][1]
+    matches = {} if words is None else words
+    words_top = max(matches.values(), default=0.0)
 
     def evidence(entity_id: EntityId) -> float:
         features = evidence_features(
@@ -179,6 +197,8 @@ def evidence_order(
             placed_lexical.get(entity_id),
             semantic_top,
             lexical_top,
+            words=matches.get(entity_id),
+            words_top=words_top,
         )
         return math.fsum(w * f for w, f in zip(coefficients, features, strict=True))
 

@@ -17,7 +17,8 @@ under a stated scale.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Final
 
@@ -25,11 +26,12 @@ from jellyfish import jaro_winkler_similarity, levenshtein_distance
 from rapidfuzz.distance import JaroWinkler, Levenshtein
 from rapidfuzz.process import cdist, cpdist
 
-from redstring.domain.names import ALIASES_PROPERTY, MAX_NAME_CHARS
+from redstring.domain.names import ALIASES_PROPERTY, MAX_NAME_CHARS, entity_names
 from redstring.domain.normalization import fold_name, latin_name, normalize_name
 
 if TYPE_CHECKING:
     from redstring.domain.entity import Entity
+    from redstring.domain.ids import EntityId
 
 #: What a match on a property value is worth relative to a match on the name.
 #:
@@ -408,3 +410,138 @@ def _beyond_name(wanted: _Forms, entity: Entity, forms: _Forms, best: float) -> 
         if isinstance(value, str):
             best = max(best, PROPERTY_WEIGHT * _similarity(wanted, _forms(value)))
     return best
+
+
+def word_rarity_matches(query: str, entities: Iterable[Entity]) -> dict[EntityId, float]:
+    """How well each of `entities` holds the query's rare words, among those entities.
+
+    Candidate-relative, unlike `lexical_score`. Each folded word of the
+    query is weighted `log((n + 1) / (held + 1))`, where `n` is how many
+    entities are given and `held` how many of them hold that word in a name
+    (`entity_names`: the name, the normalized name, each alias): the word
+    itself or, for an initial, a word it begins ("j" holds "john" and
+    "john" holds "j"). A word a name does not hold counts by its best
+    `_word_similarity` among that name's words above the median of the
+    entities' best similarities to it, scaled onto `0..1`: two unrelated
+    words are about half alike, and only what one entity has beyond the
+    rest tells it apart. An entity scores, over its names, the weighted
+    mean over the query's words (a held word counts 1.0). Two-letter words
+    of the query are left out: particles ("of", "de", "la") far more often
+    than names, whose exact match would count as a rare word's. A surname
+    that one candidate of twenty holds so counts for that candidate well
+    above a given name that half of them hold (ADR 0116).
+
+    Every score is on `0..1`; all are `0.0` when no word is left or every
+    word is held by every entity (no word tells them apart). An entity
+    given twice is scored once. Only the first `MAX_NAME_CHARS` characters
+    of each text count.
+    """
+    wanted = tuple(word for word in _forms(query)[3] if len(word) != 2)
+    ids: list[EntityId] = []
+    texts: list[list[str]] = []
+    seen: set[int] = set()
+    for entity in entities:
+        if entity.id.int not in seen:  # an `int` hashes in C, a `UUID` in Python
+            seen.add(entity.id.int)
+            ids.append(entity.id)
+            texts.append(_name_texts(entity))
+    if not wanted or not ids:
+        return dict.fromkeys(ids, 0.0)
+    names = _name_words(texts)
+    distinct = list({word: None for held in names for words in held for word in words})
+    alike = {
+        word: tuple(row)
+        for word, row in zip(distinct, _word_likeness(wanted, distinct), strict=True)
+    }
+    width = len(wanted)
+    nothing = (0.0,) * width
+    # Each query word's best likeness in each name of each entity.
+    rows = [
+        [
+            alike[words[0]]
+            if len(words) == 1
+            else tuple(map(max, *(alike[word] for word in words)))
+            if words
+            else nothing
+            for words in held
+        ]
+        for held in names
+    ]
+    count = len(ids)
+    weights: list[float] = []
+    middles: list[float] = []
+    for at in range(width):
+        bests = sorted(max([row[at] for row in each]) for each in rows)
+        weights.append(math.log((count + 1) / (bests.count(1.0) + 1)))
+        middles.append((bests[(count - 1) // 2] + bests[count // 2]) / 2)
+    total = math.fsum(weights)
+    if total <= 0.0:
+        return dict.fromkeys(ids, 0.0)
+    # A holder counts its word's weight; any other name its likeness above
+    # the middle, scaled onto the weight.
+    terms = [
+        (weight, middle, weight / (1.0 - middle) if middle < 1.0 else 0.0)
+        for weight, middle in zip(weights, middles, strict=True)
+    ]
+    matches: dict[EntityId, float] = {}
+    for entity_id, each in zip(ids, rows, strict=True):
+        best = 0.0
+        for row in each:
+            found = 0.0
+            for likeness, (weight, middle, slope) in zip(row, terms, strict=True):
+                if likeness == 1.0:
+                    found += weight
+                elif likeness > middle:
+                    found += slope * (likeness - middle)
+            if found > best:
+                best = found
+        matches[entity_id] = min(best / total, 1.0)
+    return matches
+
+
+def _name_texts(entity: Entity) -> list[str]:
+    """`entity_names(entity)`, without a normalized name that folds as the name does."""
+    texts = list(entity_names(entity))
+    if _adds_no_name(entity):
+        del texts[1]
+    return texts
+
+
+def _name_words(texts: list[list[str]]) -> list[set[_Words]]:
+    """The distinct folded word tuples of each entity's texts; ASCII ones folded together."""
+    ascii_texts = [text[:MAX_NAME_CHARS] for held in texts for text in held if text.isascii()]
+    folded = iter(_ascii_forms("\x00".join(ascii_texts)) if ascii_texts else ())
+    return [
+        {next(folded)[3] if text.isascii() else _forms(text)[3] for text in held} for held in texts
+    ]
+
+
+def _word_likeness(wanted: _Words, words: list[str]) -> list[list[float]]:
+    """Each of `words` against each query word: 1.0 where it holds it, else their likeness.
+
+    A word holds a query word it equals, or whose initial it is or begins
+    with. The likeness is `_word_similarity`'s, computed for ASCII words in
+    two rapidfuzz calls (its values, ADR 0043).
+    """
+    if not words:
+        return []
+    if all(each.isascii() for each in wanted) and all(word.isascii() for word in words):
+        winkler = cdist(words, wanted, scorer=_WINKLER, dtype="float64").tolist()
+        edits = cdist(words, wanted, scorer=_EDITS, dtype="float64").tolist()
+        found = [
+            [(w + e) / 2 for w, e in zip(left, right, strict=True)]
+            for left, right in zip(winkler, edits, strict=True)
+        ]
+    else:
+        found = [[_word_similarity(each, word) for each in wanted] for word in words]
+    position = {word: row for row, word in enumerate(words)}
+    initials = [row for row, word in enumerate(words) if len(word) == 1]
+    for column, each in enumerate(wanted):
+        held = [position[each]] if each in position else []
+        if len(each) == 1:
+            held += [row for row, word in enumerate(words) if word[0] == each]
+        else:
+            held += [row for row in initials if words[row] == each[0]]
+        for row in held:
+            found[row][column] = 1.0
+    return found

@@ -28,6 +28,7 @@ from redstring import (
 )
 from redstring.domain.blocking import prefix_key_for_name, soundex_key_for_name
 from redstring.domain.fusion import evidence_order, reciprocal_rank_fusion
+from redstring.domain.lexical import word_rarity_matches
 from redstring.domain.limits import MAX_LIMIT, MAX_QUERY_LENGTH
 from redstring.domain.names import NAME_CANDIDATE_LIMIT
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
@@ -802,7 +803,7 @@ async def test_a_lexical_match_is_a_copy_the_caller_may_change(mode: RetrievalMo
 
 
 async def test_a_hybrid_answer_is_the_evidence_order_of_the_two_channels_answers() -> None:
-    """RRF picks the `k`, the shipped evidence orders them (ADR 0104).
+    """RRF picks the `k`, the shipped evidence orders them (ADRs 0104, 0116).
 
     Asserted against `evidence_order` over what each channel answers alone,
     so the wiring is what is tested: a Retriever that sorted by the fused
@@ -826,10 +827,12 @@ async def test_a_hybrid_answer_is_the_evidence_order_of_the_two_channels_answers
         semantic = await retriever.retrieve("Ada Lovlace", TENANT, k=k, mode=RetrievalMode.SEMANTIC)
         lexical = await retriever.retrieve("Ada Lovlace", TENANT, k=k, mode=RetrievalMode.LEXICAL)
         hybrid = await retriever.retrieve("Ada Lovlace", TENANT, k=k)
+        candidates = [match.entity for match in (*semantic.matches, *lexical.matches)]
         expected = evidence_order(
             [(match.entity.id, match.semantic or 0.0) for match in semantic.matches],
             [(match.entity.id, match.lexical or 0.0) for match in lexical.matches],
             k,
+            words=word_rarity_matches("Ada Lovlace", candidates),
         )
         assert [(match.entity.id, match.evidence) for match in hybrid.matches] == expected, k
         # The score stays the fused RRF score of the two channels' rankings.

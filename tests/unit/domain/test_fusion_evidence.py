@@ -36,7 +36,30 @@ def test_the_features_of_a_semantic_only_candidate_are_literals() -> None:
 
 def test_a_first_rank_adds_no_rank_penalty_and_both_channels_set_the_both_flag() -> None:
     features = evidence_features((1, 0.9), (1, 1.0), 0.9, 1.0)
-    assert features == (1.0, 1.0, 1.0, 0.9, 0.0, 1.0, 0.0, 0.0, 0.0)
+    assert features == (1.0, 1.0, 1.0, 0.9, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+def test_the_word_match_adds_its_score_and_its_gap_to_the_best() -> None:
+    features = evidence_features((1, 0.9), None, 0.9, 1.0, words=0.25, words_top=0.75)
+    assert features[9:] == (0.25, 0.5)
+    unmeasured = evidence_features((1, 0.9), None, 0.9, 1.0, words_top=0.75)
+    assert unmeasured[9:] == (0.0, 0.0)
+
+
+def test_the_word_match_reorders_the_k_by_its_weight() -> None:
+    """Equal on every other feature, A and B swap on which holds the rare words."""
+    semantic, lexical = [(A, 0.9)], [(B, 0.9)]
+    words_only = replace(ZERO, word_match=1.0)
+    favoured = evidence_order(semantic, lexical, 10, words_only, words={A: 0.2, B: 0.8})
+    assert [each for each, _ in favoured] == [B, A]
+    favoured = evidence_order(semantic, lexical, 10, words_only, words={A: 0.8, B: 0.2})
+    assert [each for each, _ in favoured] == [A, B]
+
+
+def test_nine_weights_still_make_a_whole_set() -> None:
+    """ADR 0104's nine weights: the word-match pair defaults to 0 and counts nothing."""
+    nine = FusionWeights(*([1.0] * 9))
+    assert nine.as_tuple() == (1.0,) * 9 + (0.0, 0.0)
 
 
 def test_without_weights_the_order_is_rrf_with_the_evidence_tie_break() -> None:
@@ -118,9 +141,15 @@ def test_a_weak_lexical_only_first_answer_follows_a_confident_semantic_one() -> 
 
 
 def test_an_exact_lexical_match_leads_weak_semantic_neighbours() -> None:
+    """An exact name holds every query word; the neighbours hold half of them.
+
+    The shipped weights were fitted with the word match measured, as the
+    Retriever measures it (ADR 0116).
+    """
     semantic = [(A, 0.92), (C, 0.91)]
     lexical = [(B, 1.0), (D, 0.69)]
-    assert evidence_order(semantic, lexical, 10)[0][0] == B
+    words = {A: 0.5, B: 1.0, C: 0.5, D: 0.5}
+    assert evidence_order(semantic, lexical, 10, words=words)[0][0] == B
 
 
 @pytest.mark.parametrize("k", [-1, 1.5, True, "3"])
@@ -149,6 +178,8 @@ def test_the_shipped_weights_never_count_a_better_place_against_a_candidate() ->
     assert weights.semantic_log_rank <= 0
     assert weights.lexical_log_rank <= 0
     assert weights.in_both >= 0
+    assert weights.word_match >= 0
+    assert weights.word_match_gap <= 0
 
 
 ids = st.lists(st.sampled_from([A, B, C, D, E]), unique=True, min_size=1, max_size=5)
