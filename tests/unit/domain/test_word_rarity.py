@@ -95,6 +95,12 @@ def test_nothing_to_compare_scores_nothing() -> None:
     assert word_rarity_matches(" , ", [entity]) == {entity.id: 0.0}
 
 
+def test_names_without_words_hold_nothing() -> None:
+    """Names that fold to no word: every query word is unheld everywhere."""
+    bare, other = make_entity(name="!!!"), make_entity(name="?")
+    assert word_rarity_matches("ada", [bare, other]) == {bare.id: 0.0, other.id: 0.0}
+
+
 def test_an_entity_given_twice_is_one_candidate() -> None:
     """Counted twice, "byron" would be held by two of three, not one of two."""
     ada, other = make_entity(name="Ada Byron"), make_entity(name="Mary Shelley")
