@@ -163,10 +163,14 @@ def evidence_order(
     adds none.
 
     Raises:
-        ValueError: a negative `k`.
+        ValueError: a negative `k`, or a `words` score that is not a number
+            within `0..1`.
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise ValueError(f"k must be a non-negative int, got {k!r}")
+    for score in (words or {}).values():
+        if isinstance(score, bool) or not isinstance(score, float | int) or not 0 <= score <= 1:
+            raise ValueError(f"a words score must be a number within 0..1, got {score!r}")
     placed_semantic, placed_lexical = _placed(semantic), _placed(lexical)
     fused = reciprocal_rank_fusion(
         [[entity_id for entity_id, _ in semantic], [entity_id for entity_id, _ in lexical]]

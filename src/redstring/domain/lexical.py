@@ -26,11 +26,11 @@ from jellyfish import jaro_winkler_similarity, levenshtein_distance
 from rapidfuzz.distance import JaroWinkler, Levenshtein
 from rapidfuzz.process import cdist, cpdist
 
+from redstring.domain.entity import Entity
 from redstring.domain.names import ALIASES_PROPERTY, MAX_NAME_CHARS, entity_names
 from redstring.domain.normalization import fold_name, latin_name, normalize_name
 
 if TYPE_CHECKING:
-    from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId
 
 #: What a match on a property value is worth relative to a match on the name.
@@ -435,12 +435,20 @@ def word_rarity_matches(query: str, entities: Iterable[Entity]) -> dict[EntityId
     word is held by every entity (no word tells them apart). An entity
     given twice is scored once. Only the first `MAX_NAME_CHARS` characters
     of each text count.
+
+    Raises:
+        ValueError: `query` is not a string, or an item of `entities` is not
+            an `Entity`.
     """
+    if not isinstance(query, str):
+        raise ValueError(f"query must be a string, got {query!r}")
     wanted = tuple(word for word in _forms(query)[3] if len(word) != 2)
     ids: list[EntityId] = []
     texts: list[list[str]] = []
     seen: set[int] = set()
     for entity in entities:
+        if not isinstance(entity, Entity):
+            raise ValueError(f"entities must hold Entity objects, got {entity!r}")
         if entity.id.int not in seen:  # an `int` hashes in C, a `UUID` in Python
             seen.add(entity.id.int)
             ids.append(entity.id)
@@ -449,10 +457,7 @@ def word_rarity_matches(query: str, entities: Iterable[Entity]) -> dict[EntityId
         return dict.fromkeys(ids, 0.0)
     names = _name_words(texts)
     distinct = list({word: None for held in names for words in held for word in words})
-    alike = {
-        word: tuple(row)
-        for word, row in zip(distinct, _word_likeness(wanted, distinct), strict=True)
-    }
+    alike = dict(zip(distinct, _word_likeness(wanted, distinct), strict=True))
     width = len(wanted)
     nothing = (0.0,) * width
     # Each query word's best likeness in each name of each entity.
@@ -516,7 +521,7 @@ def _name_words(texts: list[list[str]]) -> list[set[_Words]]:
     ]
 
 
-def _word_likeness(wanted: _Words, words: list[str]) -> list[list[float]]:
+def _word_likeness(wanted: _Words, words: list[str]) -> list[tuple[float, ...]]:
     """Each of `words` against each query word: 1.0 where it holds it, else their likeness.
 
     A word holds a query word it equals, or whose initial it is or begins
@@ -544,4 +549,4 @@ def _word_likeness(wanted: _Words, words: list[str]) -> list[list[float]]:
             held += [row for row in initials if words[row] == each[0]]
         for row in held:
             found[row][column] = 1.0
-    return found
+    return [tuple(row) for row in found]

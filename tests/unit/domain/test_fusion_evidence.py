@@ -207,3 +207,9 @@ def test_the_kept_ids_are_rrfs_top_k_for_any_weights(
         assert sorted(each for each, _ in fused) == kept
         shares = [share for _, share in fused]
         assert shares == sorted(shares, reverse=True)
+
+
+@pytest.mark.parametrize("score", [1.5, -0.1, float("nan"), True, "0.5", None])
+def test_a_words_score_outside_zero_to_one_is_refused_naming_it(score: object) -> None:
+    with pytest.raises(ValueError, match="words score"):
+        evidence_order([(A, 0.9)], [(B, 0.9)], 10, words={A: 0.5, B: score})  # type: ignore[dict-item]

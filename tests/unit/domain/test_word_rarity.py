@@ -102,10 +102,15 @@ def test_names_without_words_hold_nothing() -> None:
 
 
 def test_an_entity_given_twice_is_one_candidate() -> None:
-    """Counted twice, "byron" would be held by two of three, not one of two."""
-    ada, other = make_entity(name="Ada Byron"), make_entity(name="Mary Shelley")
-    assert word_rarity_matches("byron", [ada, ada, other]) == word_rarity_matches(
-        "byron", [ada, other]
+    """Counted twice, "Mary Smyth" would move the median of the likenesses to "smith".
+
+    Once, the median is "Ann Smart"'s likeness; twice, it would be halfway
+    between hers and Smyth's, and Smyth's score would fall.
+    """
+    smyth, doe = make_entity(name="Mary Smyth"), make_entity(name="Jane Doe")
+    smart = make_entity(name="Ann Smart")
+    assert word_rarity_matches("smith", [smyth, smyth, doe, smart]) == word_rarity_matches(
+        "smith", [smyth, doe, smart]
     )
 
 
@@ -122,3 +127,15 @@ def test_every_score_is_on_zero_to_one(query: str, candidates: list[str]) -> Non
     scores = word_rarity_matches(query, entities)
     assert set(scores) == {entity.id for entity in entities}
     assert all(0.0 <= score <= 1.0 for score in scores.values())
+
+
+@pytest.mark.parametrize("query", [3, None, b"ada"])
+def test_a_query_that_is_not_a_string_is_refused_naming_it(query: object) -> None:
+    with pytest.raises(ValueError, match=repr(query)):
+        word_rarity_matches(query, [make_entity()])  # type: ignore[arg-type]
+
+
+def test_a_candidate_that_is_not_an_entity_is_refused_before_any_is_scored() -> None:
+    """A bad item after a good one: named, and nothing half-scored comes back."""
+    with pytest.raises(ValueError, match="'Ada'"):
+        word_rarity_matches("ada", [make_entity(), "Ada"])  # type: ignore[list-item]
