@@ -29,18 +29,23 @@ of `Consolidator.consolidate` on the in-memory graph (CPU time is the figure
 to trust on a shared machine). With `--undo`, only the time to undo every
 FEBRL3 merge newest-first, per merge, against undos that read the whole log.
 With `--size N`, only one pass over the synthetic set of `synthetic` (about N
-entities, half people and half places): its time, peak RSS and P/R per half.
-Usage: `uv run --all-extras python bench/consolidation.py [--slice N] [--undo] [--size N]`
+entities, half people and half places): its time, peak RSS and P/R per half,
+on one process (the baseline) and then on `--workers` (2 unless told), each
+in a fresh process, and the second's time as a ratio of the first's.
+Usage: `uv run --all-extras python bench/consolidation.py [--slice N] [--undo]
+[--size N [--workers W] [--one]]`
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import re
 import resource
+import subprocess
 import sys
 import time
 import unicodedata
@@ -397,20 +402,28 @@ def synthetic(size: int, *, seed: int = SEED) -> tuple[Labelled, Labelled]:
     return _synthetic_people(size // 2, rng), places(size - size // 2, seed=seed)
 
 
-async def at_scale(size: int) -> dict[str, float]:
+async def at_scale(size: int, workers: int = 1) -> dict[str, float]:
     """One `consolidate` over `synthetic(size)` in one tenant; print time, peak RSS and P/R."""
     halves = synthetic(size)
     entities = [entity for half in halves for entity in half.entities]
     graph, log = InMemoryGraphStore(), InMemoryEventLog()
     await graph.upsert_entities(entities)
-    consolidator = Consolidator(graph=graph, event_log=log)
+    consolidator = Consolidator(graph=graph, event_log=log, workers=workers)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall, cpu = time.perf_counter(), time.process_time()
     report = await consolidator.consolidate(TENANT)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    child_cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
     resolved = await graph.resolve([entity.id for entity in entities], TENANT)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"== scale: {len(entities)} entities, {len(report.merges)} merges")
-    figures: dict[str, float] = {"seconds": wall, "cpu_seconds": cpu, "peak_rss_mb": peak}
+    print(f"== scale: {len(entities)} entities, {len(report.merges)} merges, {workers} workers")
+    figures: dict[str, float] = {
+        "seconds": wall,
+        "cpu_seconds": cpu,
+        "peak_rss_mb": peak,
+        "merges": len(report.merges),
+    }
     for half in halves:
         groups: dict[EntityId, list[int]] = {}
         for index, entity in enumerate(half.entities):
@@ -420,10 +433,40 @@ async def at_scale(size: int) -> dict[str, float]:
         print(_line(f"{half.name} ({len(half.entities)})", scores))
         figures[f"{half.name} precision"] = scores.precision
         figures[f"{half.name} recall"] = scores.recall
-    print(f"consolidate runtime        {wall:.2f} s wall, {cpu:.2f} s CPU")
+    print(f"consolidate runtime        {wall:.2f} s wall, {cpu:.2f} s CPU here")
     print(f"peak RSS                   {peak:.0f} MiB (the whole process, set included)")
+    if workers > 1:
+        child_peak = after.ru_maxrss / 1024
+        print(f"forked workers             {child_cpu:.2f} s CPU, the largest {child_peak:.0f} MiB")
+        figures["worker_cpu_seconds"] = child_cpu
     print("load                       " + " ".join(f"{n:.2f}" for n in os.getloadavg()))
     return figures
+
+
+_FIGURES = "figures: "
+
+
+def scale_against_one_process(size: int, workers: int) -> None:
+    """`at_scale` on one process (the baseline), then on `workers`, each in a fresh process.
+
+    Fresh processes, so each peak RSS is its own run's; one after the other,
+    so they share the machine's load.
+    """
+    runs: dict[int, dict[str, float]] = {}
+    for count in dict.fromkeys((1, workers)):
+        argv = [sys.executable, __file__, "--size", str(size), "--workers", str(count), "--one"]
+        done = subprocess.run(argv, capture_output=True, text=True, check=True)
+        for line in done.stdout.splitlines():
+            if line.startswith(_FIGURES):
+                runs[count] = json.loads(line.removeprefix(_FIGURES))
+            else:
+                print(line)
+    one, many = runs[1], runs[workers]
+    print(
+        f"{workers} workers against one process: {many['seconds'] / one['seconds']:.2f}x the"
+        f" time ({many['seconds']:.1f} s against {one['seconds']:.1f} s),"
+        f" merges {'equal' if many['merges'] == one['merges'] else 'DIFFERENT'}"
+    )
 
 
 class Oracle:
@@ -599,9 +642,20 @@ async def main() -> None:
     parser.add_argument(
         "--size", type=int, default=None, help="only one pass over this many synthetic entities"
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="with --size: processes scoring a round's pairs, beside a one-process baseline",
+    )
+    parser.add_argument("--one", action="store_true", help="with --size: only the --workers run")
     arguments = parser.parse_args()
+    if arguments.size and arguments.one:
+        figures = await at_scale(arguments.size, arguments.workers)
+        print(_FIGURES + json.dumps(figures))
+        return
     if arguments.size:
-        await at_scale(arguments.size)
+        scale_against_one_process(arguments.size, arguments.workers)
         return
     if arguments.undo:
         await undo_all(febrl3(arguments.slice))

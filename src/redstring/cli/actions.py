@@ -173,9 +173,10 @@ async def consolidate(
     events: EventLog,
     vectors: VectorStore | None,
     dry_run: bool,
+    workers: int = 1,
 ) -> ConsolidationReport:
-    """Merge the tenant's duplicates (or, with `dry_run`, only say which)."""
-    consolidator = Consolidator(graph=graph, event_log=events, vectors=vectors)
+    """Merge the tenant's duplicates (or, with `dry_run`, only say which) on `workers` processes."""
+    consolidator = Consolidator(graph=graph, event_log=events, vectors=vectors, workers=workers)
     return await consolidator.consolidate(tenant_id, dry_run=dry_run)
 
 

@@ -52,6 +52,7 @@ from redstring.cli.stores import (
 )
 from redstring.cli.view import neighbourhood_page
 from redstring.composition.entities import delete_tenant
+from redstring.consolidation.forking import MAX_WORKERS
 from redstring.domain.exceptions import RedstringError
 from redstring.domain.retrieval import RetrievalMode
 
@@ -443,8 +444,15 @@ def neighbors_command(entity: str, db: str, tenant: str, depth: int, as_json: bo
 @db_option
 @tenant_option
 @click.option("--dry-run", is_flag=True, help="Report what would merge; write nothing.")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, MAX_WORKERS),
+    default=1,
+    show_default=True,
+    help="Processes that score a large round's pairs (forked; the same merges as one).",
+)
 @json_option
-def consolidate_command(db: str, tenant: str, dry_run: bool, as_json: bool) -> None:
+def consolidate_command(db: str, tenant: str, dry_run: bool, workers: int, as_json: bool) -> None:
     """Merge the tenant's entities that are one real-world thing; every merge can be undone."""
     tenant_id = tenant_id_for(tenant)
 
@@ -456,6 +464,7 @@ def consolidate_command(db: str, tenant: str, dry_run: bool, as_json: bool) -> N
                 events=log,
                 vectors=database.vectors,
                 dry_run=dry_run,
+                workers=workers,
             )
 
     render.consolidation(run_async(work()), as_json=as_json)

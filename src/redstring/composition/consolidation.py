@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from redstring.consolidation.adjudicator import MergeAdjudicator
 from redstring.consolidation.collector import collector_paused
 from redstring.consolidation.features import ALIASES_KEY, PropertyKind, profile_of
+from redstring.consolidation.forking import MAX_WORKERS, can_fork
 from redstring.consolidation.memo import PassMemo
 from redstring.consolidation.names import fold, name_form
 from redstring.consolidation.policy import MergeBand, MergePolicy
@@ -164,6 +165,15 @@ def _check_kinds(kinds: object) -> dict[str, PropertyKind]:
     return checked
 
 
+def _check_workers(workers: object) -> int:
+    """`workers` as a count of processes; a `ValueError` names a bad one."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
+        raise ValueError(f"workers must be an int from 1 to {MAX_WORKERS}, got {workers!r:.40}")
+    if workers > 1 and not can_fork():
+        raise ValueError(f"workers={workers} needs processes that fork, which this platform lacks")
+    return workers
+
+
 class Consolidator:
     """Finds the entities of a tenant that are one thing, and merges them undoably.
 
@@ -174,11 +184,15 @@ class Consolidator:
     pairs in the middle band are decided by it, and left apart without it.
     `property_kinds` declares what a property is (`{"geonames_id":
     PropertyKind.IDENTIFIER}`), over what the pass would decide from its
-    key and values (ADR 0071).
+    key and values (ADR 0071). `workers` above one scores a large round's
+    pairs in that many processes, forked for the round (POSIX only), to the
+    merges one process makes (ADR 0117).
 
     Raises:
-        ValueError: `vectors` and `embeddings` disagree on the dimension, or
-            `property_kinds` is not a mapping of property names to kinds.
+        ValueError: `vectors` and `embeddings` disagree on the dimension,
+            `property_kinds` is not a mapping of property names to kinds, or
+            `workers` is not a whole number from 1 to `MAX_WORKERS` (or is
+            above 1 where processes cannot fork).
     """
 
     def __init__(
@@ -191,6 +205,7 @@ class Consolidator:
         adjudicator: MergeAdjudicator | None = None,
         policy: MergePolicy | None = None,
         property_kinds: Mapping[str, PropertyKind] | None = None,
+        workers: int = 1,
     ) -> None:
         check_collaborator(graph, GraphStore, argument="graph")
         check_collaborator(event_log, EventLog, argument="event_log")
@@ -202,6 +217,7 @@ class Consolidator:
         if policy is not None and not isinstance(policy, MergePolicy):
             raise ValueError(f"policy must be a MergePolicy, got {type(policy).__name__}")
         self._kinds = _check_kinds(property_kinds)
+        self._workers = _check_workers(workers)
         if (
             vectors is not None
             and embeddings is not None
@@ -282,6 +298,7 @@ class Consolidator:
                 focus=focus,
                 property_kinds=self._kinds,
                 memo=memo,
+                workers=self._workers,
             )
             totals["entities"] = max(totals["entities"], len(population))
             totals["candidates"] += resolution.candidates

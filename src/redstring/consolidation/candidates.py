@@ -144,6 +144,7 @@ def candidate_pairs(
     max_block: int = MAX_BLOCK,
     budget: int = BLOCK_BUDGET,
     memo: PassMemo | None = None,
+    threads: int = 1,
 ) -> list[tuple[int, int]]:
     """The pairs of positions in `profiles` worth scoring, each once, `(i, j)` with `i < j`.
 
@@ -156,7 +157,8 @@ def candidate_pairs(
     candidates (against every profile). `memo` keeps each profile's keys
     and candidates for the pass's next round, where a profile none of whose
     blocks changed reads its candidates there instead of counting again. Sorted, so the result is
-    deterministic for a given order of `profiles`.
+    deterministic for a given order of `profiles`. `threads` above one ranks
+    many profiles' candidates on that many threads, to the same pairs.
 
     Raises:
         ValueError: `limit`, `max_block` or `budget` is below 1.
@@ -188,7 +190,7 @@ def candidate_pairs(
     if len(counting) * _FEW_COUNT < len(keys_of):
         rankings = rank_each(keys_of, counting, **options)
     else:
-        rankings = rank_together(keys_of, counting, **options)
+        rankings = rank_together(keys_of, counting, **options, threads=threads)
     for position, ranked in zip(counting, rankings, strict=True):
         for j in ranked:
             pairs.add(position * count + j if position < j else j * count + position)

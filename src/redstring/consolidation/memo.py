@@ -77,17 +77,51 @@ class PassMemo:
     def _hold(self, profile: Profile) -> None:
         self._profiles.setdefault(id(profile), profile)
 
+    def _track(self, key: tuple[int, int, bool], left: Profile, right: Profile) -> None:
+        """Hold the pair's two profiles, and file `key` under each, for `advance` to let go."""
+        self._hold(left)
+        self._hold(right)
+        self._by_profile.setdefault(key[0], []).append(key)
+        self._by_profile.setdefault(key[1], []).append(key)
+
     def evidence(self, left: Profile, right: Profile, single: bool) -> _NameEvidence:
         """The name evidence of the pair, measured once."""
         key = (id(left), id(right), single)
         found = self._held.get(key)
         if found is None:
-            self._hold(left)
-            self._hold(right)
-            self._by_profile.setdefault(key[0], []).append(key)
-            self._by_profile.setdefault(key[1], []).append(key)
+            self._track(key, left, right)
             found = self._held[key] = _name_evidence(left, right, single)
         return found
+
+    def fold_in(
+        self,
+        measured: Iterable[tuple[Profile, Profile, _NameEvidence]],
+        settled: Iterable[tuple[Profile, Profile]],
+        population: Population,
+    ) -> None:
+        """Keep what another process measured of pairs: name evidence, and pairs settled apart.
+
+        The same as if `evidence` had measured each of `measured` here, then
+        `settle` had settled each of `settled` (ADR 0117).
+        """
+        held, apart, single = self._held, self._settled, population.single_token_names
+        hold, by_profile = self._profiles.setdefault, self._by_profile
+        for left, right, evidence in measured:
+            key = (id(left), id(right), single(left.entity_type))
+            if key not in held:
+                hold(key[0], left)
+                hold(key[1], right)
+                by_profile.setdefault(key[0], []).append(key)
+                by_profile.setdefault(key[1], []).append(key)
+                held[key] = evidence
+        for left, right in settled:  # as `settle`, in a loop of its own: there are many
+            key = (id(left), id(right), single(left.entity_type))
+            if key not in held and key not in apart:
+                hold(key[0], left)
+                hold(key[1], right)
+                by_profile.setdefault(key[0], []).append(key)
+                by_profile.setdefault(key[1], []).append(key)
+            apart.add(key)
 
     def judge(self, how: object) -> None:
         """Settle pairs under `how` (the policy, and what the pass decided of kinds and names).
@@ -108,10 +142,7 @@ class PassMemo:
         """Remember that the pair was assessed far enough below the merge band to stay apart."""
         key = (id(left), id(right), population.single_token_names(left.entity_type))
         if key not in self._held and key not in self._settled:
-            self._hold(left)
-            self._hold(right)
-            self._by_profile.setdefault(key[0], []).append(key)
-            self._by_profile.setdefault(key[1], []).append(key)
+            self._track(key, left, right)
         self._settled.add(key)
 
     def names(

@@ -10,6 +10,7 @@ with exactly the ranking one at a time gives.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
@@ -31,6 +32,7 @@ def rank_together(
     max_block: int,
     budget: int,
     chunk: int = _CHUNK,
+    threads: int = 1,
 ) -> list[list[int]]:
     """The candidates of each profile at `counting`, best first, as `rank_each` gives them.
 
@@ -38,7 +40,9 @@ def rank_together(
     whole, until a block holds more than `max_block` members or would take
     what it read past `budget` (the first block always counts unless it is
     too large); its candidates are the `limit` others most often among what
-    it read, ties by the lowest position.
+    it read, ties by the lowest position. With `threads` above one, that
+    many threads rank chunks of about `chunk` block members at once, to the
+    same rankings.
 
     Raises:
         ValueError: a setting is below 1, or a position of `counting` is not
@@ -75,14 +79,27 @@ def rank_together(
     ranked: dict[int, list[int]] = {}
     lengths = size[read_key]
     ends = np.cumsum(lengths)
+    bounds: list[tuple[int, int]] = []
     start = 0
     while start < len(reader):
         end = _chunk_end(reader, ends, start, chunk)
+        bounds.append((start, end))
+        start = end
+
+    def rank(bound: tuple[int, int]) -> None:
+        start, end = bound  # a chunk never splits a reader: each writes its own entries
         _rank_chunk(
             reader[start:end], read_key[start:end], lengths[start:end],
             members, offsets, limit, len(keys_of), ranked,
         )  # fmt: skip
-        start = end
+
+    if threads > 1 and len(bounds) > 1:
+        # numpy sorts and counts without the interpreter lock, so chunks rank side by side.
+        with ThreadPoolExecutor(min(threads, len(bounds))) as pool:
+            list(pool.map(rank, bounds))
+    else:
+        for bound in bounds:
+            rank(bound)
     return [ranked.get(position, []) for position in counting]
 
 

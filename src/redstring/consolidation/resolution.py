@@ -22,6 +22,7 @@ from redstring.consolidation.features import (
     compare,
     compare_properties,
 )
+from redstring.consolidation.forking import can_fork, fork_map
 from redstring.consolidation.memo import PassMemo
 from redstring.consolidation.policy import (
     Assessment,
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Mapping, Sequence
 
     from redstring.consolidation.adjudicator import MergeAdjudicator
-    from redstring.consolidation.features import Profile
+    from redstring.consolidation.features import Profile, _NameEvidence
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId
 
@@ -191,6 +192,140 @@ def _settle_below(policy: MergePolicy) -> float:
     return min(policy.ask_at, 1.0 / (1.0 + math.pow(2.0, -below)))
 
 
+#: The fewest candidate pairs a round spreads over forked workers; fewer cost more to fork.
+PARALLEL_PAIRS: Final = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Judge:
+    """What every pair of one round is judged by, besides the memo."""
+
+    profiles: Sequence[Profile]
+    population: Population
+    policy: MergePolicy
+    settle_below: float
+    names_add: float
+    bare: bool
+    unambiguous: set[tuple[int, int]]
+
+
+@dataclass(slots=True)
+class _ShareOutcome:
+    """What scoring one share of a round's pairs found, as plain values a pipe carries.
+
+    Pairs are positions in the round's list of pairs. `kept` holds the
+    pairs in the merge or ask band (position, score, band, reason);
+    `settled` the pairs settled apart; `evidence` the name evidence of
+    every pair whose names were measured or read.
+    """
+
+    kept: list[tuple[int, float, str, str]] = field(default_factory=list)
+    settled: list[int] = field(default_factory=list)
+    evidence: list[tuple[int, _NameEvidence]] = field(default_factory=list)
+
+
+class _Recorded:
+    """The memo as `compare` reads it, remembering the last name evidence it gave."""
+
+    __slots__ = ("_memo", "last")
+
+    def __init__(self, memo: PassMemo) -> None:
+        self._memo = memo
+        self.last: _NameEvidence | None = None
+
+    def evidence(self, left: Profile, right: Profile, single: bool) -> _NameEvidence:
+        """The memo's name evidence of the pair, kept as `last`."""
+        self.last = found = self._memo.evidence(left, right, single)
+        return found
+
+
+def _shares(workers: int, pairs: Sequence[tuple[int, int]], profiles: Sequence[Profile]) -> int:
+    """How many shares a round's pairs are scored in: `workers` for a large round, else one.
+
+    Profiles must be distinct objects to share: the memo keys on them, and a
+    profile at two positions would let one share's settling skip a pair of
+    another's.
+    """
+    if workers <= 1 or len(pairs) < PARALLEL_PAIRS or not can_fork():
+        return 1
+    return workers if len({id(profile) for profile in profiles}) == len(profiles) else 1
+
+
+def _assess_share(
+    judge: _Judge, pairs: Sequence[tuple[int, int]], memo: PassMemo, share: int, shares: int
+) -> _ShareOutcome:
+    """Assess every `shares`-th pair from `share` on, settling in `memo` as it goes."""
+    profiles, population, policy = judge.profiles, judge.population, judge.policy
+    tolerance, settle_below = policy.measure_tolerance, judge.settle_below
+    outcome = _ShareOutcome()
+    record = shares > 1
+    reader = _Recorded(memo)
+    for n in range(share, len(pairs), shares):
+        i, j = pairs[n]
+        left, right = profiles[i], profiles[j]
+        if memo.settled(left, right, population):
+            continue
+        properties = compare_properties(left, right, population, tolerance)
+        vectors = left.vector is not None and right.vector is not None
+        shared = len(left.neighbours & right.neighbours) if left.neighbours else 0
+        if (properties or shared or judge.bare) and score_ceiling(
+            properties, shared, vectors, policy, judge.names_add
+        ) < settle_below:
+            memo.settle(left, right, population)
+            if record:
+                outcome.settled.append(n)
+            continue
+        features = compare(
+            left,
+            right,
+            population,
+            measure_tolerance=tolerance,
+            memo=reader,
+            properties=properties,
+        )
+        assessment = assess(features, policy, unambiguous_initial=(i, j) in judge.unambiguous)
+        if record and reader.last is not None:
+            outcome.evidence.append((n, reader.last))
+        if assessment.score < settle_below:
+            memo.settle(left, right, population)
+            if record:
+                outcome.settled.append(n)
+        if assessment.band is not MergeBand.APART:
+            outcome.kept.append((n, assessment.score, assessment.band.value, assessment.reason))
+    return outcome
+
+
+def _assessed(
+    judge: _Judge, pairs: Sequence[tuple[int, int]], memo: PassMemo, shares: int
+) -> dict[tuple[int, int], Assessment]:
+    """The round's pairs in the merge or ask band, in the order of `pairs` (ADR 0117).
+
+    In `shares` shares, each but the first in a forked child; what a child
+    settled and measured is folded into `memo` as if measured here.
+    """
+    profiles, population = judge.profiles, judge.population
+    kept: list[tuple[int, float, str, str]] = []
+    for outcome, forked in fork_map(
+        lambda share: _assess_share(judge, pairs, memo, share, shares), shares
+    ):
+        if forked:
+            memo.fold_in(
+                (
+                    (profiles[pairs[n][0]], profiles[pairs[n][1]], found)
+                    for n, found in outcome.evidence
+                ),
+                ((profiles[pairs[n][0]], profiles[pairs[n][1]]) for n in outcome.settled),
+                population,
+            )
+        kept.extend(outcome.kept)
+    if shares > 1:
+        kept.sort()
+    return {
+        pairs[n]: Assessment(score=score, band=MergeBand(band), reason=reason)
+        for n, score, band, reason in kept
+    }
+
+
 async def resolve_profiles(
     entities: Sequence[Entity],
     profiles: Sequence[Profile],
@@ -201,6 +336,7 @@ async def resolve_profiles(
     limit: int = CANDIDATE_LIMIT,
     property_kinds: Mapping[str, PropertyKind] | None = None,
     memo: PassMemo | None = None,
+    workers: int = 1,
 ) -> Resolution:
     """Decide which of `entities` (with their `profiles`, position for position) are one.
 
@@ -216,7 +352,9 @@ async def resolve_profiles(
     their two profiles, the policy and the property kinds stand (ADR 0100).
     A pair whose properties, neighbours and vectors keep it below that mark
     whatever its names could add (`score_ceiling`) is settled without
-    measuring its names (ADR 0109).
+    measuring its names (ADR 0109). With `workers` above one, a large
+    round's pairs are scored in that many processes, all but this one
+    forked for the round, to the same result (ADR 0117).
 
     Raises:
         ValueError: `entities` and `profiles` differ in length.
@@ -228,8 +366,7 @@ async def resolve_profiles(
     with collector_paused():
         memo = PassMemo() if memo is None else memo
         population = memo.population(profiles, kinds=property_kinds)
-        pairs = candidate_pairs(profiles, focus=focus, limit=limit, memo=memo)
-        tolerance = policy.measure_tolerance
+        pairs = candidate_pairs(profiles, focus=focus, limit=limit, memo=memo, threads=workers)
         initialled = [(i, j) for i, j in pairs if _initialled(profiles[i], profiles[j])]
         unambiguous = _unambiguous_initials(profiles, memo.names(profiles, initialled, population))
         memo.judge(_judgement(profiles, population, policy))
@@ -237,31 +374,16 @@ async def resolve_profiles(
         names_add = name_ceiling(policy)
         # Without properties or neighbours only a vector's bits (never against) are left.
         bare = score_ceiling((), 0, False, policy, names_add) < settle_below
-        assessed: dict[tuple[int, int], Assessment] = {}
-        for i, j in pairs:
-            left, right = profiles[i], profiles[j]
-            if memo.settled(left, right, population):
-                continue
-            properties = compare_properties(left, right, population, tolerance)
-            vectors = left.vector is not None and right.vector is not None
-            shared = len(left.neighbours & right.neighbours) if left.neighbours else 0
-            if (properties or shared or bare) and score_ceiling(
-                properties, shared, vectors, policy, names_add
-            ) < settle_below:
-                memo.settle(left, right, population)
-                continue
-            features = compare(
-                left,
-                right,
-                population,
-                measure_tolerance=tolerance,
-                memo=memo,
-                properties=properties,
-            )
-            assessment = assess(features, policy, unambiguous_initial=(i, j) in unambiguous)
-            if assessment.score < settle_below:
-                memo.settle(left, right, population)
-            assessed[i, j] = assessment
+        judge = _Judge(
+            profiles=profiles,
+            population=population,
+            policy=policy,
+            settle_below=settle_below,
+            names_add=names_add,
+            bare=bare,
+            unambiguous=unambiguous,
+        )
+        assessed = _assessed(judge, pairs, memo, _shares(workers, pairs, profiles))
         assessed = settle_ambiguity(assessed, profiles, population, policy)
         sets = DisjointSets(len(profiles))
         guard = _Conflicts(profiles, population, policy.measure_tolerance)

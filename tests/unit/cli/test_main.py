@@ -24,6 +24,7 @@ import pytest
 
 from redstring.cli import main
 from redstring.cli.stores import tenant_id_for
+from redstring.consolidation import resolution
 from redstring.graph.adapters.sqlite import SqliteGraphStore
 from redstring.llm.adapters.e5 import MODEL as LOCAL_MODEL
 from redstring.llm.adapters.openai import MAX_RETRIES
@@ -753,6 +754,35 @@ def test_building_a_blank_document_fails_before_any_request(
     assert "blank.txt is empty" in result.err
     assert not (tmp_path / "built.db").exists()
     assert server.requests() == []
+
+
+def test_consolidate_on_workers_merges_what_one_process_merges(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(resolution, "PARALLEL_PAIRS", 1)  # fork however few the pairs
+    people = [
+        ("Ada Lovelace", "1815"), ("Lovelace, Ada", "1815"), ("Ada Lovelase", "1815"),
+        ("Charles Babbage", "1791"), ("Charles Babage", "1791"), ("Mary Somerville", "1780"),
+    ]  # fmt: skip
+    rows = tmp_path / "people.jsonl"
+    rows.write_text(
+        "\n".join(
+            json.dumps({"name": name, "entity_type": "person", "properties": {"born": born}})
+            for name, born in people
+        )
+    )
+    plans = []
+    for workers in ("1", "2"):
+        db = tmp_path / f"graph-{workers}.db"
+        assert run("import", rows, "--db", db, "--embeddings", "hash").status == 0
+        plan = run("consolidate", "--db", db, "--dry-run", "--json", "--workers", workers)
+        assert plan.status == 0, plan.err
+        merges = json.loads(plan.out)["merges"]
+        plans.append(sorted((m["canonical_name"], m["merged_names"], m["reason"]) for m in merges))
+    assert plans[1] == plans[0]
+    assert len(plans[0]) == 2
+    refused = run("consolidate", "--db", tmp_path / "graph-1.db", "--workers", "0")
+    assert (refused.status, "--workers" in refused.err) == (2, True)
 
 
 def test_consolidate_merges_what_a_dry_run_reports_and_undo_merge_restores_it(

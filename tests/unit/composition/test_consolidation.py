@@ -31,6 +31,8 @@ from redstring import (
     delete_entity,
     replay,
 )
+from redstring.composition import consolidation
+from redstring.consolidation import resolution
 from redstring.projections import GraphProjection, VectorProjection
 from redstring.testing.event_log import make_document_extracted
 from tests.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
@@ -497,3 +499,46 @@ async def test_a_declared_property_kind_decides_and_a_bad_one_is_refused() -> No
     ):
         with pytest.raises(ValueError, match=match):
             Consolidator(graph=graph, event_log=log, property_kinds=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("workers", "match"),
+    [(0, "workers"), (-1, "workers"), (33, "workers"), (True, "workers"), ("2", "workers")],
+)
+def test_workers_must_be_a_count_of_processes(workers: object, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        Consolidator(
+            graph=InMemoryGraphStore(),
+            event_log=InMemoryEventLog(),
+            workers=workers,  # type: ignore[arg-type]
+        )
+
+
+async def test_workers_merge_what_one_process_merges(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(resolution, "PARALLEL_PAIRS", 1)  # every round forks
+    people = [
+        ("Ada Lovelace", "18151210"), ("Ada Lovelase", "18151210"), ("Ada Lovelacey", "18151210"),
+        ("A. Lovelace", None), ("Charles Babbage", "17911226"), ("Charles Babage", "17911226"),
+        ("Charls Babbage", "17911226"), ("Mary Somerville", "17801226"),
+        ("Mary Sommerville", "17801226"), ("Babbage", None),
+    ]  # fmt: skip
+    entities = [
+        make_entity(id=entity_id(n + 1), name=name, properties={} if dob is None else {"born": dob})
+        for n, (name, dob) in enumerate(people)
+    ]
+    reached = []
+    for workers in (1, 2):
+        graph, log = InMemoryGraphStore(), InMemoryEventLog()
+        await graph.upsert_entities(entities)
+        report = await Consolidator(graph=graph, event_log=log, workers=workers).consolidate(TENANT)
+        merges = [(m.canonical_id, m.merged_ids, m.score, m.reason) for m in report.merges]
+        reached.append((merges, report.candidates))
+    assert reached[1] == reached[0]
+    assert len(reached[0][0]) >= 2
+
+
+def test_workers_need_processes_that_fork(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(consolidation, "can_fork", lambda: False)  # as on Windows
+    with pytest.raises(ValueError, match="workers=2 needs processes that fork"):
+        Consolidator(graph=InMemoryGraphStore(), event_log=InMemoryEventLog(), workers=2)
+    Consolidator(graph=InMemoryGraphStore(), event_log=InMemoryEventLog(), workers=1)

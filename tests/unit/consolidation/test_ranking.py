@@ -22,6 +22,7 @@ _KEYS = st.sets(st.sampled_from("abcdefgh"), max_size=5)
     max_block=st.integers(1, 8),
     budget=st.integers(1, 12),
     chunk=st.integers(1, 20),
+    threads=st.integers(1, 3),
 )
 @example(
     # Ties everywhere: equal block sizes (keys break them by text), equal
@@ -32,8 +33,11 @@ _KEYS = st.sets(st.sampled_from("abcdefgh"), max_size=5)
     max_block=8,
     budget=1,
     chunk=1,
+    threads=2,  # one-member chunks, ranked side by side
 )
-@example(keys_of=[set(), {"a"}, {"a"}], pick={0, 1}, limit=1, max_block=1, budget=1, chunk=3)
+@example(
+    keys_of=[set(), {"a"}, {"a"}], pick={0, 1}, limit=1, max_block=1, budget=1, chunk=3, threads=1
+)
 def test_ranking_together_equals_ranking_one_at_a_time(
     keys_of: list[set[str]],
     pick: set[int],
@@ -41,12 +45,12 @@ def test_ranking_together_equals_ranking_one_at_a_time(
     max_block: int,
     budget: int,
     chunk: int,
+    threads: int,
 ) -> None:
     counting = sorted(n for n in pick if n < len(keys_of))
     options = {"limit": limit, "max_block": max_block, "budget": budget}
-    assert rank_together(keys_of, counting, chunk=chunk, **options) == rank_each(
-        keys_of, counting, **options
-    )
+    together = rank_together(keys_of, counting, chunk=chunk, threads=threads, **options)
+    assert together == rank_each(keys_of, counting, **options)
 
 
 @pytest.mark.parametrize("rank", [rank_together, rank_each])

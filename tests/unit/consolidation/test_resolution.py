@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from redstring.consolidation import resolution
 from redstring.consolidation.adjudicator import MergeVerdict
 from redstring.consolidation.features import (
     Population,
     PropertyKind,
     profile_of,
 )
+from redstring.consolidation.forking import can_fork
 from redstring.consolidation.memo import PassMemo
 from redstring.consolidation.policy import MergeBand, MergePolicy
 from redstring.consolidation.resolution import QUESTION_BATCH, _settle_below, resolve_profiles
@@ -323,3 +325,69 @@ async def test_closure_never_joins_clusters_whose_measures_differ_beyond_the_tol
     assert 1 in cluster
     assert len(cluster) == 2
     assert [link.band for link in resolution.links] == [MergeBand.ASK]
+
+
+def _mixed() -> list[Entity]:
+    """People and places with duplicates, initials, ids and measures: every band and settling."""
+    people = [
+        ("Ada Lovelace", "18151210"), ("Ada Lovelase", "18151210"), ("A. Lovelace", None),
+        ("Charles Babbage", "17911226"), ("Charles Babage", "17911226"), ("Babbage", None),
+        ("Mary Somerville", "17801226"), ("Mary Sommerville", "17801227"), ("Mary Fairfax", None),
+        ("John Herschel", "17920307"), ("Jon Herschel", "17920307"),
+        ("William Herschel", "17381115"),
+    ]  # fmt: skip
+    places = [
+        ("Khartoum", "g1", 1974647, ["Al Khartum"]), ("Khartoum North", "g2", 1057111, []),
+        ("Khartum", None, 1974000, []), ("Kowloon", "g3", 2019533, []),
+        ("Kowloon City", "g4", 418732, []), ("Kowlon", None, None, ["Kau Lung"]),
+        ("Santo Domingo Este", "g5", 948885, []), ("Santo Domingo Oeste", "g6", 701269, []),
+        ("Santo Domingo", None, 2201941, ["Ciudad Trujillo"]),
+    ]  # fmt: skip
+    entities = [
+        make_entity(name=name, properties={} if dob is None else {"date_of_birth": dob})
+        for name, dob in people
+    ]
+    for name, geonames_id, population, aliases in places:
+        properties: dict[str, object] = {"country": "xx", "aliases": aliases}
+        if geonames_id is not None:
+            properties["geonames_id"] = geonames_id
+        if population is not None:
+            properties["population"] = population
+        entities.append(make_entity(name=name, entity_type="place", properties=properties))
+    return entities
+
+
+async def test_workers_reach_what_one_process_reaches_round_after_round(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(resolution, "PARALLEL_PAIRS", 1)  # fork for a handful of pairs
+    entities = _mixed()
+    profiles = [profile_of(entity) for entity in entities]
+    reached = []
+    for workers in (1, 2, 3):
+        memo = PassMemo()
+        rounds = [
+            await resolve_profiles(
+                entities, profiles, policy=MergePolicy(), memo=memo, workers=workers
+            )
+            for _ in range(2)  # the second reads what the first settled and measured
+        ]
+        # What the memo keeps is part of the outcome: a later round skips what it settled.
+        memo_state = (set(memo._settled), dict(memo._held))
+        reached.append(([(r.clusters, r.links, r.candidates) for r in rounds], memo_state))
+    assert reached[1] == reached[0]
+    assert reached[2] == reached[0]
+    [(first, _, _), _] = reached[0][0]
+    settled, held = reached[0][1]
+    assert first  # something merged,
+    assert settled  # something was settled apart,
+    assert held  # and names were measured
+
+
+def test_a_round_is_shared_only_when_large_and_its_profiles_distinct() -> None:
+    profiles = [profile_of(entity) for entity in _mixed()]
+    pairs = [(0, 1)] * resolution.PARALLEL_PAIRS
+    assert resolution._shares(2, pairs, profiles) == (2 if can_fork() else 1)
+    assert resolution._shares(1, pairs, profiles) == 1
+    assert resolution._shares(2, pairs[1:], profiles) == 1
+    assert resolution._shares(2, pairs, [*profiles, profiles[0]]) == 1
