@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import unicodedata
 from collections import defaultdict
+from functools import lru_cache
+from itertools import repeat
 from typing import TYPE_CHECKING, Final
 
 import jellyfish
@@ -43,15 +45,18 @@ _TOKEN_PREFIX: Final = 4
 #: Fewer than one profile in this many counting its blocks gathers only the blocks it reads.
 _FEW_COUNT: Final = 8
 
+#: How many tokens' keys `_token_keys` remembers: names share their tokens across a pass.
+_TOKEN_MEMO: Final = 1 << 16
 
-def _token_keys(token: str) -> list[str]:
-    keys = [f"p:{token[:_TOKEN_PREFIX]}"]
+
+@lru_cache(maxsize=_TOKEN_MEMO)
+def _token_keys(token: str) -> tuple[str, ...]:
+    """A token's prefix key and, when it has Latin letters, its soundex key (remembered)."""
+    prefix = f"p:{token[:_TOKEN_PREFIX]}"
     letters = "".join(
         c for c in unicodedata.normalize("NFKD", token) if c.isascii() and c.isalpha()
     )
-    if letters:
-        keys.append(f"s:{jellyfish.soundex(letters)}")
-    return keys
+    return (prefix, f"s:{jellyfish.soundex(letters)}") if letters else (prefix,)
 
 
 def profile_keys(profile: Profile) -> set[str]:
@@ -172,9 +177,9 @@ def candidate_pairs(
         memo.advance(profiles)
     settings = (limit, max_block, budget)
     at = {id(profile): position for position, profile in enumerate(profiles)}
-    # A pair (i, j), i < j, is kept as the one int i * count + j: cheaper to hash and sort.
-    count = max(len(profiles), 1)
-    pairs: set[int] = set()
+    # Each profile beside each of its candidates, position for position.
+    lookers: list[int] = []
+    found: list[int] = []
     counting: list[int] = []
     for position, profile in enumerate(profiles):
         if focus is not None and profile.entity_id not in focus:
@@ -182,18 +187,32 @@ def candidate_pairs(
         kept = None if memo is None else memo.ranked(profile, settings)
         if kept is None:
             counting.append(position)
-            continue
-        for found in kept:
-            j = at[id(found)]
-            pairs.add(position * count + j if position < j else j * count + position)
+        elif kept:
+            found.extend([at[id(other)] for other in kept])
+            lookers.extend(repeat(position, len(kept)))
     options = {"limit": limit, "max_block": max_block, "budget": budget}
     if len(counting) * _FEW_COUNT < len(keys_of):
         rankings = rank_each(keys_of, counting, **options)
     else:
         rankings = rank_together(keys_of, counting, **options, threads=threads)
+    at_position = profiles.__getitem__
     for position, ranked in zip(counting, rankings, strict=True):
-        for j in ranked:
-            pairs.add(position * count + j if position < j else j * count + position)
+        found.extend(ranked)
+        lookers.extend(repeat(position, len(ranked)))
         if memo is not None:
-            memo.keep_ranked(profiles[position], settings, tuple(profiles[j] for j in ranked))
-    return [divmod(pair, count) for pair in sorted(pairs)]
+            memo.keep_ranked(profiles[position], settings, tuple(map(at_position, ranked)))
+    return _distinct_pairs(lookers, found, len(profiles))
+
+
+def _distinct_pairs(lookers: list[int], found: list[int], count: int) -> list[tuple[int, int]]:
+    """Each pair of `lookers[n]` and `found[n]` once, as `(i, j)` with `i < j`, sorted."""
+    if not lookers:
+        return []
+    one = np.array(lookers, dtype=np.int64)
+    other = np.array(found, dtype=np.int64)
+    # A pair is kept as the one int i * count + j: one sort, then back to two positions.
+    codes = np.minimum(one, other) * count + np.maximum(one, other)
+    codes.sort()
+    distinct = codes[np.concatenate(([True], codes[1:] != codes[:-1]))]
+    low, high = np.divmod(distinct, count)
+    return list(zip(low.tolist(), high.tolist(), strict=True))
