@@ -15,6 +15,8 @@ class DisjointSets:
         if size < 0:
             raise ValueError(f"size must not be negative, got {size}")
         self._parent = list(range(size))
+        # Both roots of every union: an item outside it was never joined to anything.
+        self._joined: set[int] = set()
 
     def find(self, item: int) -> int:
         """The root of `item`'s set."""
@@ -32,12 +34,13 @@ class DisjointSets:
         if a == b:
             return False
         self._parent[max(a, b)] = min(a, b)
+        self._joined.update((a, b))
         return True
 
     def groups(self) -> list[list[int]]:
         """Every set of two or more members, each sorted, ordered by smallest member."""
         members: dict[int, list[int]] = {}
-        for item in range(len(self._parent)):
+        for item in sorted(self._joined):
             members.setdefault(self.find(item), []).append(item)
         return [group for _, group in sorted(members.items()) if len(group) > 1]
 

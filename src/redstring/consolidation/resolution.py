@@ -123,26 +123,32 @@ class _Conflicts:
     def __init__(
         self, profiles: Sequence[Profile], population: Population, tolerance: float
     ) -> None:
-        self._tolerance = tolerance
+        self._profiles, self._population, self._tolerance = profiles, population, tolerance
+        # Each joined cluster's values by its root; a root never joined holds its profile's.
         self._held: dict[int, dict[str, tuple[float, float] | str]] = {}
-        for position, profile in enumerate(profiles):
-            held: dict[str, tuple[float, float] | str] = {}
-            for key, value in profile.properties.items():
-                kind = population.kind(key)
-                if kind is PropertyKind.IDENTIFIER:
-                    held[key] = value
-                elif kind is PropertyKind.MEASURE and key in profile.numbers:
-                    number = profile.numbers[key]
-                    held[key] = (number, number)
-            if held:
-                self._held[position] = held
+
+    def _values(self, root: int) -> dict[str, tuple[float, float] | str]:
+        """What the cluster rooted at `root` holds: read from its profile until it first joins."""
+        found = self._held.get(root)
+        if found is not None:
+            return found
+        held: dict[str, tuple[float, float] | str] = {}
+        profile = self._profiles[root]
+        for key, value in profile.properties.items():
+            kind = self._population.kind(key)
+            if kind is PropertyKind.IDENTIFIER:
+                held[key] = value
+            elif kind is PropertyKind.MEASURE and key in profile.numbers:
+                number = profile.numbers[key]
+                held[key] = (number, number)
+        return held
 
     def join(self, sets: DisjointSets, left: int, right: int) -> bool:
         """Join the clusters of `left` and `right` unless they conflict; whether they joined."""
         roots = sets.find(left), sets.find(right)
         if roots[0] == roots[1]:
             return False
-        a, b = self._held.get(roots[0], {}), self._held.get(roots[1], {})
+        a, b = self._values(roots[0]), self._values(roots[1])
         merged = dict(a)
         for key, y in b.items():
             x = merged.get(key)
@@ -159,8 +165,7 @@ class _Conflicts:
         sets.union(left, right)
         for root in roots:
             self._held.pop(root, None)
-        if merged:
-            self._held[sets.find(left)] = merged
+        self._held[sets.find(left)] = merged
         return True
 
 

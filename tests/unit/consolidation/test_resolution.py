@@ -391,3 +391,17 @@ def test_a_round_is_shared_only_when_large_and_its_profiles_distinct() -> None:
     assert resolution._shares(1, pairs, profiles) == 1
     assert resolution._shares(2, pairs[1:], profiles) == 1
     assert resolution._shares(2, pairs, [*profiles, profiles[0]]) == 1
+
+
+async def test_a_cluster_rooted_at_a_record_without_the_identifier_still_holds_it() -> None:
+    cities = [
+        make_entity(name="Kowloon Bay", entity_type="city", properties=properties)
+        for properties in (
+            {"population": 1000},  # the root of any cluster it joins: the lowest position
+            {"geonames_id": 1, "population": 1000},
+            {"geonames_id": 2, "population": 1000},
+        )
+    ]
+    resolution = await _resolve(cities, adjudicator=Scripted({frozenset({"Kowloon Bay"})}))
+    # 0 joins 1 first; the cluster {0, 1} then holds id 1, so 2 stays out.
+    assert resolution.clusters == [[0, 1]]
