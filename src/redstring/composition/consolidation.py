@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from redstring.consolidation.adjudicator import MergeAdjudicator
 from redstring.consolidation.collector import collector_paused
 from redstring.consolidation.features import ALIASES_KEY, PropertyKind, profile_of
-from redstring.consolidation.forking import MAX_WORKERS, can_fork
+from redstring.consolidation.forking import can_fork, check_workers
 from redstring.consolidation.memo import PassMemo
 from redstring.consolidation.names import fold, name_form
 from redstring.consolidation.policy import MergeBand, MergePolicy
@@ -167,8 +167,7 @@ def _check_kinds(kinds: object) -> dict[str, PropertyKind]:
 
 def _check_workers(workers: object) -> int:
     """`workers` as a count of processes; a `ValueError` names a bad one."""
-    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
-        raise ValueError(f"workers must be an int from 1 to {MAX_WORKERS}, got {workers!r:.40}")
+    workers = check_workers(workers)
     if workers > 1 and not can_fork():
         raise ValueError(f"workers={workers} needs processes that fork, which this platform lacks")
     return workers

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Final
 import jellyfish
 import numpy as np
 
+from redstring.consolidation.forking import check_workers
 from redstring.consolidation.ranking import check_ranking, rank_together
 
 if TYPE_CHECKING:
@@ -166,9 +167,11 @@ def candidate_pairs(
     many profiles' candidates on that many threads, to the same pairs.
 
     Raises:
-        ValueError: `limit`, `max_block` or `budget` is below 1.
+        ValueError: `limit`, `max_block` or `budget` is below 1, or `threads`
+            is not an int from 1 to `MAX_WORKERS`.
     """
     check_ranking((), len(profiles), limit=limit, max_block=max_block, budget=budget)
+    check_workers(threads, argument="threads")
     keys_of = [
         profile_keys(profile) if memo is None else memo.keys(profile, profile_keys)
         for profile in profiles

@@ -24,6 +24,17 @@ if TYPE_CHECKING:
 MAX_WORKERS: Final = 32
 
 
+def check_workers(workers: object, *, argument: str = "workers") -> int:
+    """`workers` as a count of processes or threads, 1 to `MAX_WORKERS`.
+
+    Raises:
+        ValueError: it is not an int in that range (a bool is not), naming it.
+    """
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
+        raise ValueError(f"{argument} must be an int from 1 to {MAX_WORKERS}, got {workers!r:.40}")
+    return workers
+
+
 def can_fork() -> bool:
     """Whether this platform starts processes by forking (POSIX; not Windows)."""
     return "fork" in multiprocessing.get_all_start_methods()

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
+from redstring.consolidation.forking import check_workers
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -45,10 +47,11 @@ def rank_together(
     same rankings.
 
     Raises:
-        ValueError: a setting is below 1, or a position of `counting` is not
-            one of `keys_of`'s.
+        ValueError: a setting is below 1, a position of `counting` is not
+            one of `keys_of`'s, or `threads` is not an int from 1 to `MAX_WORKERS`.
     """
     check_ranking(counting, len(keys_of), limit=limit, max_block=max_block, budget=budget)
+    check_workers(threads, argument="threads")
     flat = [key for keys in keys_of for key in keys]
     # Keys numbered in text order, so a key's number breaks ties of size as its text does.
     number = {key: n for n, key in enumerate(sorted(set(flat)))}

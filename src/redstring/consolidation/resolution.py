@@ -22,7 +22,7 @@ from redstring.consolidation.features import (
     compare,
     compare_properties,
 )
-from redstring.consolidation.forking import can_fork, fork_map
+from redstring.consolidation.forking import can_fork, check_workers, fork_map
 from redstring.consolidation.memo import PassMemo
 from redstring.consolidation.policy import (
     Assessment,
@@ -362,8 +362,10 @@ async def resolve_profiles(
     forked for the round, to the same result (ADR 0117).
 
     Raises:
-        ValueError: `entities` and `profiles` differ in length.
+        ValueError: `entities` and `profiles` differ in length, or `workers`
+            is not an int from 1 to `MAX_WORKERS`.
     """
+    check_workers(workers)
     if len(entities) != len(profiles):
         raise ValueError(
             f"entities and profiles must pair up, got {len(entities)} and {len(profiles)}"

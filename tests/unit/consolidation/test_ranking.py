@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from redstring.consolidation.candidates import rank_each
+from redstring.consolidation.candidates import candidate_pairs, rank_each
 from redstring.consolidation.ranking import rank_together
 
 _KEYS = st.sets(st.sampled_from("abcdefgh"), max_size=5)
@@ -64,3 +64,11 @@ def test_a_bad_setting_or_position_is_refused_by_name(rank: Any) -> None:
     with pytest.raises(ValueError, match="max_block must be at least 1, got 0"):
         rank(keys_of, [0], **{**options, "max_block": 0})
     assert rank(keys_of, [1, 0], **options) == [[0], [1]]
+
+
+@pytest.mark.parametrize("threads", [0, -2, 33, True, "2", 1.5])
+def test_threads_must_be_a_count(threads: object) -> None:
+    with pytest.raises(ValueError, match="threads must be an int from 1 to 32"):
+        rank_together([{"a"}, {"a"}], [0], limit=1, max_block=2, budget=2, threads=threads)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="threads must be an int from 1 to 32"):
+        candidate_pairs([], threads=threads)  # type: ignore[arg-type]

@@ -141,6 +141,12 @@ async def test_entities_and_profiles_must_pair_up() -> None:
         await resolve_profiles([make_entity()], [], policy=MergePolicy())
 
 
+@pytest.mark.parametrize("workers", [0, 33, False, "2"])
+async def test_workers_must_be_a_count(workers: object) -> None:
+    with pytest.raises(ValueError, match="workers must be an int from 1 to 32"):
+        await resolve_profiles([], [], policy=MergePolicy(), workers=workers)  # type: ignore[arg-type]
+
+
 async def test_an_initial_merges_with_the_only_full_name_it_fits() -> None:
     alone = [make_entity(name="J. Smith"), make_entity(name="John Smith")]
     assert (await _resolve(alone)).clusters == [[0, 1]]
