@@ -48,9 +48,14 @@ def fork_map[T](work: Callable[[int], T], shares: int) -> list[tuple[T, bool]]:
     before its result is whole has its share run here instead, so an
     exception `work` raises is raised here, and a result is never lost.
     With one share, or where processes cannot fork, every share runs here.
+
+    Raises:
+        ValueError: `shares` is not an int of at least 0, naming it.
     """
+    if isinstance(shares, bool) or not isinstance(shares, int) or shares < 0:
+        raise ValueError(f"shares must be an int of at least 0, got {shares!r:.40}")
     if shares <= 1 or not can_fork():
-        return [(work(share), False) for share in range(max(shares, 0))]
+        return [(work(share), False) for share in range(shares)]
     context = multiprocessing.get_context("fork")
     children: list[tuple[int, multiprocessing.process.BaseProcess, Connection]] = []
     try:

@@ -105,22 +105,15 @@ class PassMemo:
         `settle` had settled each of `settled` (ADR 0117).
         """
         held, apart, single = self._held, self._settled, population.single_token_names
-        hold, by_profile = self._profiles.setdefault, self._by_profile
         for left, right, evidence in measured:
             key = (id(left), id(right), single(left.entity_type))
             if key not in held:
-                hold(key[0], left)
-                hold(key[1], right)
-                by_profile.setdefault(key[0], []).append(key)
-                by_profile.setdefault(key[1], []).append(key)
+                self._track(key, left, right)
                 held[key] = evidence
-        for left, right in settled:  # as `settle`, in a loop of its own: there are many
+        for left, right in settled:  # as `settle` does, without its call per pair
             key = (id(left), id(right), single(left.entity_type))
             if key not in held and key not in apart:
-                hold(key[0], left)
-                hold(key[1], right)
-                by_profile.setdefault(key[0], []).append(key)
-                by_profile.setdefault(key[1], []).append(key)
+                self._track(key, left, right)
             apart.add(key)
 
     def judge(self, how: object) -> None:

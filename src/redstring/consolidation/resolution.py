@@ -259,11 +259,15 @@ def _shares(workers: int, pairs: Sequence[tuple[int, int]], profiles: Sequence[P
 def _assess_share(
     judge: _Judge, pairs: Sequence[tuple[int, int]], memo: PassMemo, share: int, shares: int
 ) -> _ShareOutcome:
-    """Assess every `shares`-th pair from `share` on, settling in `memo` as it goes."""
+    """Assess every `shares`-th pair from `share` on, settling in `memo` as it goes.
+
+    Share 0 runs in the caller's process, so only the others record what
+    they settle and measure for `fold_in`.
+    """
     profiles, population, policy = judge.profiles, judge.population, judge.policy
     tolerance, settle_below = policy.measure_tolerance, judge.settle_below
     outcome = _ShareOutcome()
-    record = shares > 1
+    record = share > 0
     reader = _Recorded(memo)
     for n in range(share, len(pairs), shares):
         i, j = pairs[n]

@@ -38,6 +38,12 @@ def test_one_share_or_none_runs_here(shares: int) -> None:
     assert fork_map(_square, shares) == [((0, True), False)][:shares]
 
 
+@pytest.mark.parametrize("shares", [-1, True, "2", 2.0])
+def test_shares_must_be_a_count(shares: object) -> None:
+    with pytest.raises(ValueError, match="shares must be an int of at least 0"):
+        fork_map(_square, shares)  # type: ignore[arg-type]
+
+
 def test_a_child_that_dies_has_its_share_run_here() -> None:
     def work(share: int) -> int:
         if share == 2 and os.getpid() != PARENT:
