@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import gc
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -411,3 +412,34 @@ async def test_a_cluster_rooted_at_a_record_without_the_identifier_still_holds_i
     resolution = await _resolve(cities, adjudicator=Scripted({frozenset({"Kowloon Bay"})}))
     # 0 joins 1 first; the cluster {0, 1} then holds id 1, so 2 stays out.
     assert resolution.clusters == [[0, 1]]
+
+
+async def test_a_share_whose_child_dies_is_scored_here_to_the_same_outcome(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(resolution, "PARALLEL_PAIRS", 1)
+    entities = _mixed()
+    profiles = [profile_of(entity) for entity in entities]
+    parent = os.getpid()
+    score_share = resolution._assess_share
+
+    def dying(*arguments: Any) -> Any:
+        if os.getpid() != parent:
+            os._exit(1)  # the child dies before it sends anything
+        return score_share(*arguments)
+
+    reached = []
+    for workers in (1, 2):
+        if workers == 2:
+            monkeypatch.setattr(resolution, "_assess_share", dying)
+        memo = PassMemo()
+        rounds = [
+            await resolve_profiles(
+                entities, profiles, policy=MergePolicy(), memo=memo, workers=workers
+            )
+            for _ in range(2)
+        ]
+        reached.append(
+            ([(r.clusters, r.links) for r in rounds], set(memo._settled), dict(memo._held))
+        )
+    assert reached[1] == reached[0]
