@@ -5,7 +5,7 @@ See ADR 0087 and ADR 0100.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from redstring.consolidation.features import Population, PopulationTally, _name_evidence
 
@@ -13,6 +13,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from redstring.consolidation.features import Profile, PropertyKind, _NameEvidence
+
+
+#: The pairs of profiles that left are let go once those are one in this many of a round's.
+_LET_GO: Final = 16
 
 
 class PassMemo:
@@ -26,13 +30,15 @@ class PassMemo:
     round reads them here. Keyed by the profile objects (a profile rebuilt
     after a merge is a new key); the memo holds every profile it keys on,
     so no key outlives its profile, and `advance` lets go of the profiles a
-    round no longer holds (merged away) with everything keyed on them.
-    See ADR 0087 and ADR 0100.
+    round no longer holds (merged away) with everything keyed on them. A
+    pair settled apart keeps only that: its evidence is read again only
+    if a changed judgement unsettles it, and then measured again, to the
+    same values. See ADR 0087, ADR 0100 and ADR 0118.
     """
 
     __slots__ = (
-        "_by_profile",
         "_counted",
+        "_gone",
         "_held",
         "_judged",
         "_keys",
@@ -47,7 +53,7 @@ class PassMemo:
         self._held: dict[tuple[int, int, bool], _NameEvidence] = {}
         self._keys: dict[int, set[str]] = {}
         self._profiles: dict[int, Profile] = {}
-        self._by_profile: dict[int, list[tuple[int, int, bool]]] = {}
+        self._gone: dict[int, Profile] = {}
         self._ranked: dict[int, tuple[tuple[int, int, int], tuple[Profile, ...]]] = {}
         self._round: tuple[Profile, ...] = ()
         self._settled: set[tuple[int, int, bool]] = set()
@@ -77,19 +83,13 @@ class PassMemo:
     def _hold(self, profile: Profile) -> None:
         self._profiles.setdefault(id(profile), profile)
 
-    def _track(self, key: tuple[int, int, bool], left: Profile, right: Profile) -> None:
-        """Hold the pair's two profiles, and file `key` under each, for `advance` to let go."""
-        self._hold(left)
-        self._hold(right)
-        self._by_profile.setdefault(key[0], []).append(key)
-        self._by_profile.setdefault(key[1], []).append(key)
-
     def evidence(self, left: Profile, right: Profile, single: bool) -> _NameEvidence:
-        """The name evidence of the pair, measured once."""
+        """The name evidence of the pair, measured once (again only once it was settled)."""
         key = (id(left), id(right), single)
         found = self._held.get(key)
         if found is None:
-            self._track(key, left, right)
+            self._hold(left)
+            self._hold(right)
             found = self._held[key] = _name_evidence(left, right, single)
         return found
 
@@ -105,15 +105,18 @@ class PassMemo:
         `settle` had settled each of `settled` (ADR 0117).
         """
         held, apart, single = self._held, self._settled, population.single_token_names
+        hold = self._profiles.setdefault
         for left, right, evidence in measured:
             key = (id(left), id(right), single(left.entity_type))
             if key not in held:
-                self._track(key, left, right)
+                hold(key[0], left)
+                hold(key[1], right)
                 held[key] = evidence
         for left, right in settled:  # as `settle` does, without its call per pair
             key = (id(left), id(right), single(left.entity_type))
-            if key not in held and key not in apart:
-                self._track(key, left, right)
+            hold(key[0], left)
+            hold(key[1], right)
+            held.pop(key, None)
             apart.add(key)
 
     def judge(self, how: object) -> None:
@@ -132,10 +135,14 @@ class PassMemo:
         return (id(left), id(right), single) in self._settled
 
     def settle(self, left: Profile, right: Profile, population: Population) -> None:
-        """Remember that the pair was assessed far enough below the merge band to stay apart."""
+        """Remember that the pair was assessed far enough below the merge band to stay apart.
+
+        Its name evidence is let go: nothing reads it while the pair stays settled.
+        """
         key = (id(left), id(right), population.single_token_names(left.entity_type))
-        if key not in self._held and key not in self._settled:
-            self._track(key, left, right)
+        self._hold(left)
+        self._hold(right)
+        self._held.pop(key, None)
         self._settled.add(key)
 
     def names(
@@ -174,6 +181,20 @@ class PassMemo:
         self._hold(profile)
         self._ranked[id(profile)] = (settings, found)
 
+    def _let_go(self) -> None:
+        """Drop every pair keyed on a profile that left, in one scan of each (ADR 0118)."""
+        gone = self._gone
+        if gone:
+            self._held = {
+                key: found
+                for key, found in self._held.items()
+                if key[0] not in gone and key[1] not in gone
+            }
+            self._settled = {
+                key for key in self._settled if key[0] not in gone and key[1] not in gone
+            }
+            gone.clear()
+
     def advance(self, profiles: Sequence[Profile]) -> None:
         """Start a round of `profiles`: forget what their change since the last round moved.
 
@@ -182,8 +203,10 @@ class PassMemo:
         its candidates afresh; one none of whose keys moved ranks exactly the
         candidates it ranked then, and `ranked` gives them. When the profiles both rounds
         hold are in another order (ties rank by position), every ranking is
-        dropped. Whatever is keyed on a profile that left (merged away) is let
-        go. Call it once a round, after the round's keys are measured.
+        dropped. The pairs keyed on profiles that left (merged away) are let
+        go once those profiles are one in `_LET_GO` of the round's, in one scan;
+        until then the memo holds the profiles, so no key outlives its own.
+        Call it once a round, after the round's keys are measured.
         """
         before = {id(profile): n for n, profile in enumerate(self._round)}
         moved: set[str] = set()
@@ -202,11 +225,12 @@ class PassMemo:
             if id(profile) in self._ranked and not moved.isdisjoint(self._keys[id(profile)]):
                 del self._ranked[id(profile)]
         kept = {id(profile) for profile in profiles}
+        for key in kept & self._gone.keys():  # back after leaving: held again
+            self._profiles[key] = self._gone.pop(key)
         for gone in [key for key in self._profiles if key not in kept]:
-            del self._profiles[gone]
+            self._gone[gone] = self._profiles.pop(gone)
             self._keys.pop(gone, None)
             self._ranked.pop(gone, None)
-            for pair in self._by_profile.pop(gone, ()):
-                self._held.pop(pair, None)
-                self._settled.discard(pair)
+        if len(self._gone) * _LET_GO >= len(profiles):
+            self._let_go()
         self._round = tuple(profiles)

@@ -221,7 +221,7 @@ class _ShareOutcome:
     Pairs are positions in the round's list of pairs. `kept` holds the
     pairs in the merge or ask band (position, score, band, reason);
     `settled` the pairs settled apart; `evidence` the name evidence of
-    every pair whose names were measured or read.
+    every other pair whose names were measured or read.
     """
 
     kept: list[tuple[int, float, str, str]] = field(default_factory=list)
@@ -293,12 +293,12 @@ def _assess_share(
             properties=properties,
         )
         assessment = assess(features, policy, unambiguous_initial=(i, j) in judge.unambiguous)
-        if record and reader.last is not None:
-            outcome.evidence.append((n, reader.last))
         if assessment.score < settle_below:
             memo.settle(left, right, population)
             if record:
                 outcome.settled.append(n)
+        elif record and reader.last is not None:
+            outcome.evidence.append((n, reader.last))
         if assessment.band is not MergeBand.APART:
             outcome.kept.append((n, assessment.score, assessment.band.value, assessment.reason))
     return outcome
