@@ -168,9 +168,14 @@ def _rank_chunk(
     other = members[np.arange(total, dtype=np.int64) + shift]
     looking = np.repeat(reader, lengths)
     code = looking * count + other
-    pair, shared = np.unique(code[looking != other], return_counts=True)
-    if len(pair) == 0:
+    code = code[looking != other]
+    # Stable (timsort): each reader's blocks are sorted runs, merged in a few passes.
+    code.sort(kind="stable")
+    if len(code) == 0:
         return
+    starts = np.flatnonzero(np.concatenate(([True], code[1:] != code[:-1])))
+    pair = code[starts]
+    shared = np.diff(np.concatenate((starts, [len(code)])))
     looking, other = np.divmod(pair, count)
     # Most shared first, then the lowest position: `pair` is sorted by both positions.
     top = int(shared.max()) + 1
