@@ -11,8 +11,12 @@ from redstring.consolidation.features import Population, PopulationTally, _name_
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Set as AbstractSet
 
     from redstring.consolidation.features import Profile, PropertyKind, _NameEvidence
+
+#: A pair as the memo keys it: the two profiles' ids, and whether their type's names are whole.
+PairKey = tuple[int, int, bool]
 
 
 #: The pairs of profiles that left are let go once those are one in this many of a round's.
@@ -50,13 +54,13 @@ class PassMemo:
     )
 
     def __init__(self) -> None:
-        self._held: dict[tuple[int, int, bool], _NameEvidence] = {}
+        self._held: dict[PairKey, _NameEvidence] = {}
         self._keys: dict[int, set[str]] = {}
         self._profiles: dict[int, Profile] = {}
         self._gone: dict[int, Profile] = {}
         self._ranked: dict[int, tuple[tuple[int, int, int], tuple[Profile, ...]]] = {}
         self._round: tuple[Profile, ...] = ()
-        self._settled: set[tuple[int, int, bool]] = set()
+        self._settled: set[PairKey] = set()
         self._judged: object = None
         self._tally = PopulationTally()
         self._counted: dict[int, Profile] = {}
@@ -145,6 +149,19 @@ class PassMemo:
         self._held.pop(key, None)
         self._settled.add(key)
 
+    def settled_keys(self) -> AbstractSet[PairKey]:
+        """The keys of the pairs settled apart, for a round to read, not change.
+
+        A pair's key is `(id(left), id(right), whole)`, `whole` whether its
+        type's names are whole (`Population.single_token_names`).
+        """
+        return self._settled
+
+    def settle_key(self, key: PairKey) -> None:
+        """`settle` by the pair's key, for two profiles of the round `advance` started."""
+        self._held.pop(key, None)
+        self._settled.add(key)
+
     def names(
         self, profiles: Sequence[Profile], pairs: Iterable[tuple[int, int]], population: Population
     ) -> dict[tuple[int, int], float]:
@@ -184,16 +201,13 @@ class PassMemo:
     def _let_go(self) -> None:
         """Drop every pair keyed on a profile that left, in one scan of each (ADR 0118)."""
         gone = self._gone
-        if gone:
-            self._held = {
-                key: found
-                for key, found in self._held.items()
-                if key[0] not in gone and key[1] not in gone
-            }
-            self._settled = {
-                key for key in self._settled if key[0] not in gone and key[1] not in gone
-            }
-            gone.clear()
+        self._held = {
+            key: found
+            for key, found in self._held.items()
+            if key[0] not in gone and key[1] not in gone
+        }
+        self._settled = {key for key in self._settled if key[0] not in gone and key[1] not in gone}
+        gone.clear()
 
     def advance(self, profiles: Sequence[Profile]) -> None:
         """Start a round of `profiles`: forget what their change since the last round moved.
@@ -231,6 +245,7 @@ class PassMemo:
             self._gone[gone] = self._profiles.pop(gone)
             self._keys.pop(gone, None)
             self._ranked.pop(gone, None)
-        if len(self._gone) * _LET_GO >= len(profiles):
+        if len(self._gone) * _LET_GO >= max(len(profiles), 1):
             self._let_go()
+        self._profiles.update((id(profile), profile) for profile in profiles)
         self._round = tuple(profiles)

@@ -61,6 +61,10 @@ _RAPID_JARO_WINKLER: Final = JaroWinkler.similarity
 _RAPID_DAMERAU: Final = DamerauLevenshtein.distance
 
 
+def _jellyfish_jaro_winkler(left: str, right: str) -> float:
+    return float(jellyfish.jaro_winkler_similarity(left, right))
+
+
 def fold(text: str) -> str:
     """Decompose, drop combining marks, casefold, and turn punctuation into spaces.
 
@@ -82,7 +86,8 @@ class NameForm:
     """A name ready to compare: its tokens without titles, and what kind of name it is.
 
     `tokens` keeps the written order; `sorted_text` is the tokens sorted and
-    joined, so reordered names ("Doe John", "John Doe") compare equal.
+    joined, so reordered names ("Doe John", "John Doe") compare equal;
+    `ascii` whether `text` is ASCII (then rapidfuzz measures it).
     """
 
     tokens: tuple[str, ...]
@@ -90,6 +95,7 @@ class NameForm:
     sorted_text: str
     letters: int
     initials: int
+    ascii: bool = False
 
     @property
     def is_weak(self) -> bool:
@@ -115,12 +121,14 @@ def name_form(name: str) -> NameForm:
     kept = tuple(token for token in tokens if token not in TITLES) or tokens
     letters = sum(len(token) for token in kept)
     initials = sum(1 for token in kept if len(token) == 1)
+    text = " ".join(kept)
     return NameForm(
         tokens=kept,
-        text=" ".join(kept),
+        text=text,
         sorted_text=" ".join(sorted(kept)),
         letters=letters,
         initials=initials,
+        ascii=text.isascii(),
     )
 
 
@@ -135,7 +143,9 @@ def token_similarity(left: str, right: str) -> float:
         return 1.0
     if len(left) == 1 or len(right) == 1:
         return INITIAL_MATCH if left[0] == right[0] else 0.0
-    return jaro_winkler(left, right)
+    if left.isascii() and right.isascii():  # `jaro_winkler`, a call shorter
+        return _RAPID_JARO_WINKLER(left, right)
+    return float(jellyfish.jaro_winkler_similarity(left, right))
 
 
 def _aligned(left: tuple[str, ...], right: tuple[str, ...]) -> float:
@@ -199,9 +209,11 @@ def name_similarity(left: NameForm, right: NameForm) -> float:
         return 1.0
     if len(left.tokens) == 1 and len(right.tokens) == 1:
         return token_similarity(left.text, right.text)
-    whole = jaro_winkler(left.text, right.text)
+    # `jaro_winkler` without its checks: both texts are non-empty, and ASCII or not as a whole.
+    measure = _RAPID_JARO_WINKLER if left.ascii and right.ascii else _jellyfish_jaro_winkler
+    whole = measure(left.text, right.text)
     if left.text != left.sorted_text or right.text != right.sorted_text:
-        reordered = jaro_winkler(left.sorted_text, right.sorted_text)
+        reordered = measure(left.sorted_text, right.sorted_text)
         if reordered > whole:
             whole = reordered
     aligned = _aligned(left.tokens, right.tokens)

@@ -269,10 +269,12 @@ def _assess_share(
     outcome = _ShareOutcome()
     record = share > 0
     reader = _Recorded(memo)
+    whole, apart, settle = population.single_token_names, memo.settled_keys(), memo.settle_key
     for n in range(share, len(pairs), shares):
         i, j = pairs[n]
         left, right = profiles[i], profiles[j]
-        if memo.settled(left, right, population):
+        key = (id(left), id(right), whole(left.entity_type))
+        if key in apart:  # `memo.settled`, without its call per pair
             continue
         properties = compare_properties(left, right, population, tolerance)
         vectors = left.vector is not None and right.vector is not None
@@ -280,7 +282,7 @@ def _assess_share(
         if (properties or shared or judge.bare) and score_ceiling(
             properties, shared, vectors, policy, judge.names_add
         ) < settle_below:
-            memo.settle(left, right, population)
+            settle(key)
             if record:
                 outcome.settled.append(n)
             continue
@@ -294,7 +296,7 @@ def _assess_share(
         )
         assessment = assess(features, policy, unambiguous_initial=(i, j) in judge.unambiguous)
         if assessment.score < settle_below:
-            memo.settle(left, right, population)
+            settle(key)
             if record:
                 outcome.settled.append(n)
         elif record and reader.last is not None:

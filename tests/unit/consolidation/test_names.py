@@ -100,3 +100,28 @@ def test_the_string_measures_are_jellyfishs_whichever_library_computes_them(
 ) -> None:
     assert jaro_winkler(left, right) == jellyfish.jaro_winkler_similarity(left, right)
     assert damerau_edits(left, right) == jellyfish.damerau_levenshtein_distance(left, right)
+
+
+_TOKENS = st.text(alphabet=st.sampled_from("abжзиy"), min_size=2, max_size=6)
+
+
+@given(_TOKENS, _TOKENS, _TOKENS, _TOKENS)
+@example("ab", "жз", "ab", "жзи")  # one token of each not ASCII
+@example("ab", "yy", "ab", "yab")  # all ASCII: rapidfuzz's measure
+@example("жз", "ab", "ab", "жз")  # reordered: the sorted texts are measured too
+def test_two_token_names_score_the_best_of_jellyfishs_measures_ascii_or_not(
+    a: str, b: str, c: str, d: str
+) -> None:
+    left, right = name_form(f"{a} {b}"), name_form(f"{c} {d}")
+    if left.sorted_text == right.sorted_text:
+        assert name_similarity(left, right) == 1.0
+        return
+    aligned = max(
+        token_similarity(a, c) + token_similarity(b, d),
+        token_similarity(a, d) + token_similarity(b, c),
+    )
+    assert name_similarity(left, right) == max(
+        jellyfish.jaro_winkler_similarity(left.text, right.text),
+        jellyfish.jaro_winkler_similarity(left.sorted_text, right.sorted_text),
+        aligned / 2,
+    )
