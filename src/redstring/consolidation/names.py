@@ -108,8 +108,13 @@ class NameForm:
         return self.initials > 0
 
 
+#: How many names `name_form` remembers: a pass forms a merged entity's names again.
+_FORM_MEMO: Final = 1 << 17
+
+
+@lru_cache(maxsize=_FORM_MEMO)
 def name_form(name: str) -> NameForm:
-    """Fold and tokenize `name`, setting aside titles (never every token).
+    """Fold and tokenize `name`, setting aside titles (never every token); remembered.
 
     "Surname, Given" (one comma, something on each side) is read as
     "Given Surname", so its tokens are in written order like any other name's.
