@@ -143,11 +143,9 @@ class PassMemo:
 
         Its name evidence is let go: nothing reads it while the pair stays settled.
         """
-        key = (id(left), id(right), population.single_token_names(left.entity_type))
         self._hold(left)
         self._hold(right)
-        self._held.pop(key, None)
-        self._settled.add(key)
+        self.settle_key((id(left), id(right), population.single_token_names(left.entity_type)))
 
     def settled_keys(self) -> AbstractSet[PairKey]:
         """The keys of the pairs settled apart, for a round to read, not change.
@@ -239,8 +237,8 @@ class PassMemo:
             if id(profile) in self._ranked and not moved.isdisjoint(self._keys[id(profile)]):
                 del self._ranked[id(profile)]
         kept = {id(profile) for profile in profiles}
-        for key in kept & self._gone.keys():  # back after leaving: held again
-            self._profiles[key] = self._gone.pop(key)
+        for key in kept & self._gone.keys():  # back after leaving: held below, as the round's
+            del self._gone[key]
         for gone in [key for key in self._profiles if key not in kept]:
             self._gone[gone] = self._profiles.pop(gone)
             self._keys.pop(gone, None)

@@ -47,7 +47,7 @@ def jaro_winkler(left: str, right: str) -> float:
     """
     if left and right and left.isascii() and right.isascii():
         return _RAPID_JARO_WINKLER(left, right)
-    return float(jellyfish.jaro_winkler_similarity(left, right))
+    return _jellyfish_jaro_winkler(left, right)
 
 
 def damerau_edits(left: str, right: str) -> int:
@@ -148,9 +148,7 @@ def token_similarity(left: str, right: str) -> float:
         return 1.0
     if len(left) == 1 or len(right) == 1:
         return INITIAL_MATCH if left[0] == right[0] else 0.0
-    if left.isascii() and right.isascii():  # `jaro_winkler`, a call shorter
-        return _RAPID_JARO_WINKLER(left, right)
-    return float(jellyfish.jaro_winkler_similarity(left, right))
+    return jaro_winkler(left, right)
 
 
 def _aligned(left: tuple[str, ...], right: tuple[str, ...]) -> float:
