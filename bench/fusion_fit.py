@@ -38,13 +38,18 @@ class FusionQuery:
     """One query's two channel answers, best first, and its right answers.
 
     `words` holds each candidate's `word_rarity_matches` score among the
-    candidates, as the Retriever measures it (empty: not measured).
+    candidates, `unranked_lexical` the `lexical_score` of each candidate the
+    lexical channel did not return, and `overlaps` each candidate's
+    `unit_overlap` with the query, as the Retriever measures them (empty:
+    not measured).
     """
 
     semantic: tuple[tuple[EntityId, float], ...]
     lexical: tuple[tuple[EntityId, float], ...]
     gold: frozenset[EntityId]
     words: Mapping[EntityId, float] = field(default_factory=dict)
+    unranked_lexical: Mapping[EntityId, float] = field(default_factory=dict)
+    overlaps: Mapping[EntityId, float] = field(default_factory=dict)
 
 
 def candidates(query: FusionQuery) -> tuple[list[EntityId], NDArray[np.float64]]:
@@ -67,6 +72,8 @@ def candidates(query: FusionQuery) -> tuple[list[EntityId], NDArray[np.float64]]
             lexical_top,
             words=query.words.get(each),
             words_top=words_top,
+            unranked_lexical=query.unranked_lexical.get(each),
+            overlap=query.overlaps.get(each),
         )
         for each in ids
     ]
@@ -93,7 +100,7 @@ def _padded(queries: Sequence[FusionQuery]) -> tuple[NDArray[np.float64], NDArra
 #: The sign each channel's own order needs (ADR 0104): a higher score adds
 #: evidence (+1), a larger gap to the first and a worse rank subtract (-1);
 #: 0 is free. A fit that wants another sign has that weight held at 0.
-SIGNS = (0, 0, 0, 1, -1, 1, -1, -1, -1, 1, -1)
+SIGNS = (0, 0, 0, 1, -1, 1, -1, -1, -1, 1, -1, 1)
 
 
 def fit(sets: Sequence[Sequence[FusionQuery]], l2: float = L2) -> FusionWeights:
@@ -158,7 +165,13 @@ def judge(
         ranked = [
             each
             for each, _ in evidence_order(
-                query.semantic, query.lexical, k, weights, words=query.words
+                query.semantic,
+                query.lexical,
+                k,
+                weights,
+                words=query.words,
+                unranked_lexical=query.unranked_lexical,
+                overlaps=query.overlaps,
             )
         ]
         first += bool(ranked) and ranked[0] in query.gold
@@ -178,7 +191,12 @@ def channel_recall(queries: Sequence[FusionQuery], channel: str, k: int) -> tupl
 
 @dataclass(frozen=True)
 class HeldOut:
-    """One set judged on weights fitted on the others."""
+    """One set judged on weights fitted on the others.
+
+    `own` is the set judged on weights fitted on itself alone: not a
+    held-out figure but a ceiling, what any weights of this form could
+    reach on that set's own candidates.
+    """
 
     held_out: str
     rrf: tuple[float, float]
@@ -186,10 +204,11 @@ class HeldOut:
     semantic: tuple[float, float]
     lexical: tuple[float, float]
     weights: FusionWeights
+    own: tuple[float, float]
 
 
 def leave_one_set_out(by_set: Mapping[str, Sequence[FusionQuery]], k: int) -> list[HeldOut]:
-    """For each set: fit on every other, judge on it, beside RRF and each channel."""
+    """For each set: fit on every other, judge on it, beside RRF, each channel and its own fit."""
     found = []
     for held_out, queries in by_set.items():
         weights = fit([each for name, each in by_set.items() if name != held_out])
@@ -201,6 +220,7 @@ def leave_one_set_out(by_set: Mapping[str, Sequence[FusionQuery]], k: int) -> li
                 semantic=channel_recall(queries, "semantic", k),
                 lexical=channel_recall(queries, "lexical", k),
                 weights=weights,
+                own=judge(queries, fit([queries]), k),
             )
         )
     return found

@@ -30,9 +30,10 @@ text hash (the first full run embeds about 45,000 texts, some minutes).
 
 With more than one set: a leave-one-set-out table of the
 evidence order (ADR 0104) -- weights fitted on every other set, judged on
-each set in turn, beside plain RRF, each channel alone and the shipped
-weights (`bench/fusion_fit.py`), and the weights fitted on every set,
-which are what `redstring.domain.fusion_weights` ships.
+each set in turn, beside plain RRF, each channel alone, the shipped
+weights and, as a ceiling, weights fitted on that set alone
+(`bench/fusion_fit.py`), and the weights fitted on every set, which are
+what `redstring.domain.fusion_weights` ships.
 
 Usage: `uv run python bench/quality.py [--sets febrl4,mentions] [--embedder fake|e5|all]
 [--size N] [--no-baselines] [--json]`
@@ -82,7 +83,8 @@ from redstring import (
     blocking_keys_for,
 )
 from redstring.domain.blocking import query_blocking_keys
-from redstring.domain.lexical import word_rarity_matches
+from redstring.domain.lexical import lexical_scores, word_rarity_matches
+from redstring.domain.names import unit_overlap
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -453,6 +455,34 @@ def summarize(
     )
 
 
+def fusion_query(
+    text: str,
+    semantic: tuple[tuple[EntityId, float], ...],
+    lexical: tuple[tuple[EntityId, float], ...],
+    gold: frozenset[EntityId],
+    entity_of: dict[EntityId, Entity],
+) -> FusionQuery:
+    """One query's channel answers with what the names say of them, as the Retriever measures it.
+
+    Among both channels' answers: each one's rare-word match (ADR 0116), its
+    unit overlap with the query, and the lexical score of those the lexical
+    channel did not return (ADR 0119).
+    """
+    candidates = [entity_of[each] for each in dict.fromkeys(i for i, _ in (*semantic, *lexical))]
+    ranked = {each for each, _ in lexical}
+    unranked = [entity for entity in candidates if entity.id not in ranked]
+    return FusionQuery(
+        semantic=semantic,
+        lexical=lexical,
+        gold=gold,
+        words=word_rarity_matches(text, candidates),
+        unranked_lexical=dict(
+            zip((entity.id for entity in unranked), lexical_scores(text, unranked), strict=True)
+        ),
+        overlaps={entity.id: unit_overlap(text, entity) for entity in candidates},
+    )
+
+
 async def evaluate(
     labelled: LabelledSet,
     embedders: Sequence[EmbeddingProvider],
@@ -497,15 +527,12 @@ async def evaluate(
             if semantic_answers is None:
                 continue
             fusion.setdefault(label, {})[labelled.name] = [
-                FusionQuery(
-                    semantic=semantic.ranked,
-                    lexical=lexical.ranked,
-                    gold=frozenset(each for key in query.gold for each in ids_of.get(key, ())),
-                    # As the Retriever measures it: among both channels' answers.
-                    words=word_rarity_matches(
-                        query.text,
-                        [entity_of[each] for each, _ in (*semantic.ranked, *lexical.ranked)],
-                    ),
+                fusion_query(
+                    query.text,
+                    semantic.ranked,
+                    lexical.ranked,
+                    frozenset(each for key in query.gold for each in ids_of.get(key, ())),
+                    entity_of,
                 )
                 for query, semantic, lexical in zip(
                     labelled.queries, semantic_answers, lexical_answers, strict=True
@@ -646,7 +673,7 @@ def table(report: Report) -> str:
     if report.held_out:
         lines.append("leave-one-set-out: evidence order fitted on the other sets (R@1/R@10)")
         heading = f"{'held out':<16}{'embedder':<9}"
-        for name in ("rrf", "held-out fit", "semantic", "lexical", "shipped"):
+        for name in ("rrf", "held-out fit", "semantic", "lexical", "shipped", "own fit"):
             heading += f"{name:>15}"
         lines.append(heading)
         lines.append("-" * len(heading))
@@ -654,6 +681,7 @@ def table(report: Report) -> str:
             shipped = report.row(held["held_out"], "hybrid", held["embedder"])
             cells = [held["rrf"], held["loso"], held["semantic"], held["lexical"]]
             cells.append((shipped.r1, shipped.r10) if shipped is not None else (float("nan"),) * 2)
+            cells.append(held["own"])
             line = f"{held['held_out']:<16}{held['embedder']:<9}"
             line += "".join(f"{f'{r1:.3f}/{r10:.3f}':>15}" for r1, r10 in cells)
             lines.append(line)

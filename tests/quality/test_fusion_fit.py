@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from uuid import UUID
 
 from bench.fusion_fit import FusionQuery, fit, judge, leave_one_set_out
@@ -60,6 +61,7 @@ def test_leave_one_set_out_judges_each_set_on_weights_fitted_without_it() -> Non
         assert row.loso == (1.0, 1.0)
         assert row.semantic == (0.0, 0.0)
         assert row.lexical == (1.0, 1.0)
+        assert row.own == judge(by_set[row.held_out], fit([by_set[row.held_out]]), 10)
 
 
 def test_a_query_without_a_right_candidate_does_not_move_the_fit() -> None:
@@ -92,3 +94,26 @@ def test_a_fit_never_gives_a_weight_the_sign_that_inverts_a_channel() -> None:
     assert weights.semantic_log_rank <= 0
     assert weights.semantic >= 0
     assert weights.semantic_gap <= 0
+
+
+def test_a_fit_learns_from_a_semantic_only_candidates_measured_name() -> None:
+    """The answer is the semantic channel's second; only its measured lexical score says so.
+
+    The lexical channel returned neither semantic candidate, so without
+    `unranked_lexical` nothing tells the two apart but the semantic order,
+    which is wrong every time (ADR 0119).
+    """
+    queries = []
+    for n in range(30):
+        wrong, right = entity(100 * n), entity(100 * n + 1)
+        queries.append(
+            FusionQuery(
+                semantic=((wrong, 0.95), (right, 0.94)),
+                lexical=((entity(90_000 + n), 0.7),),
+                gold=frozenset({right}),
+                unranked_lexical={wrong: 0.3, right: 0.9},
+            )
+        )
+    assert judge(queries, fit([queries]), 10)[0] == 1.0
+    unmeasured = [replace(query, unranked_lexical={}) for query in queries]
+    assert judge(unmeasured, fit([unmeasured]), 10)[0] == 0.0

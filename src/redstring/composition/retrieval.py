@@ -16,7 +16,9 @@ gap to its first score, with shipped coefficients (ADR 0104), so a weak
 lexical-only answer follows a confident semantic one instead of tying it;
 how well each candidate holds the query's rare words, among all the
 candidates both channels returned, is evidence too (`word_rarity_matches`,
-ADR 0116).
+ADR 0116), and so are each candidate's `unit_overlap` with the query and,
+for a candidate only the semantic channel returned, its `lexical_score`
+measured anyway (ADR 0119).
 This module only orchestrates: scoring and fusion are pure functions in
 `domain`.
 
@@ -200,18 +202,32 @@ class Retriever:
 
         # Keyed by `id.int` from here on: a `UUID` hashes in Python, an `int` in C.
         semantic_scores = {entity_id.int: score for entity_id, score in semantic}
-        lexical_scores = {entity_id.int: scored for entity_id, scored in lexical.items()}
+        lexical_found = {entity_id.int: scored for entity_id, scored in lexical.items()}
         # RRF picks the `k` and scores them; the calibrated evidence orders them (ADR 0104).
         lexical_ranking = [(entity_id, scored[1]) for entity_id, scored in lexical.items()]
         shared = bool(semantic) and bool(lexical_ranking)
-        entities = {key: entity for key, (entity, _) in lexical_scores.items()}
-        words = None
+        entities = {key: entity for key, (entity, _) in lexical_found.items()}
         if shared:
-            # Every candidate's names are read first: how well each holds the
-            # query's rare words, among them all, is evidence (ADR 0116).
+            # Every candidate's names are read first: what they say of each,
+            # among them all, is evidence (ADRs 0116, 0119).
             await self._read_missing(semantic, entities, tenant_id)
-            words = word_rarity_matches(query, entities.values())
-        fused = evidence_order(semantic, lexical_ranking, k, words=words)
+            unranked = [entity for key, entity in entities.items() if key not in lexical_found]
+            fused = evidence_order(
+                semantic,
+                lexical_ranking,
+                k,
+                words=word_rarity_matches(query, entities.values()),
+                unranked_lexical=dict(
+                    zip(
+                        (entity.id for entity in unranked),
+                        lexical_scores(query, unranked),
+                        strict=True,
+                    )
+                ),
+                overlaps={entity.id: unit_overlap(query, entity) for entity in entities.values()},
+            )
+        else:
+            fused = evidence_order(semantic, lexical_ranking, k)
         rrf = (
             dict(reciprocal_rank_fusion([[entity_id for entity_id, _ in semantic], list(lexical)]))
             if shared
@@ -224,7 +240,7 @@ class Retriever:
             key = entity_id.int
             found = entities.get(key)
             if found is not None:
-                lexical_match = lexical_scores.get(key)
+                lexical_match = lexical_found.get(key)
                 matches.append(
                     ScoredEntity(
                         entity=found,

@@ -98,21 +98,31 @@ def evidence_features(
     *,
     words: float | None = None,
     words_top: float = 0.0,
+    unranked_lexical: float | None = None,
+    overlap: float | None = None,
 ) -> tuple[float, ...]:
     """One candidate's features, in `FusionWeights`' order.
 
     `semantic` and `lexical` are the candidate's (rank, score) in each
     channel, `None` where that channel did not return it; `semantic_top` and
     `lexical_top` are each channel's first score. A missing channel adds
-    nothing but its absence: every feature of it is `0.0`. `words` is the
+    nothing but its absence: every feature of it is `0.0`, except that a
+    candidate the lexical channel did not return may bring its
+    `lexical_score` measured anyway, `unranked_lexical`, which then stands
+    for its lexical score and its gap to `lexical_top` (ADR 0119; its flag
+    and rank stay those of an absent candidate). `words` is the
     candidate's `word_rarity_matches` score among the candidates, `None`
     when not measured (its two features are then `0.0`), and `words_top`
-    the best of those scores (ADR 0116).
+    the best of those scores (ADR 0116). `overlap` is its `unit_overlap`
+    with the query, `None` (`0.0`) when not measured.
     """
     in_semantic = semantic is not None
     in_lexical = lexical is not None
     semantic_rank, semantic_score = semantic if semantic is not None else (1, 0.0)
     lexical_rank, lexical_score = lexical if lexical is not None else (1, 0.0)
+    measured = in_lexical or unranked_lexical is not None
+    if not in_lexical and unranked_lexical is not None:
+        lexical_score = unranked_lexical
     return (
         float(in_semantic),
         float(in_lexical),
@@ -120,11 +130,12 @@ def evidence_features(
         semantic_score,
         semantic_top - semantic_score if in_semantic else 0.0,
         lexical_score,
-        lexical_top - lexical_score if in_lexical else 0.0,
+        lexical_top - lexical_score if measured else 0.0,
         math.log(semantic_rank),
         math.log(lexical_rank),
         0.0 if words is None else words,
         0.0 if words is None else words_top - words,
+        0.0 if overlap is None else overlap,
     )
 
 
@@ -143,6 +154,8 @@ def evidence_order(
     weights: FusionWeights | None = SHIPPED_FUSION_WEIGHTS,
     *,
     words: Mapping[EntityId, float] | None = None,
+    unranked_lexical: Mapping[EntityId, float] | None = None,
+    overlaps: Mapping[EntityId, float] | None = None,
 ) -> list[tuple[EntityId, float]]:
     """RRF's best `k` of two (id, score) rankings, ordered by the calibrated evidence.
 
@@ -160,17 +173,26 @@ def evidence_order(
     better rank and a higher score only add evidence (ADR 0104). `words`
     holds each candidate's `word_rarity_matches` score among the
     candidates, a feature of the evidence (ADR 0116); a candidate it lacks
-    adds none.
+    adds none. What the names say of the candidates the lexical channel
+    did not return is evidence too (ADR 0119): `unranked_lexical` holds
+    their `lexical_score`, measured anyway (one of a candidate the lexical
+    channel returned is ignored: its ranked score counts), and `overlaps`
+    each candidate's `unit_overlap` with the query.
 
     Raises:
-        ValueError: a negative `k`, or a `words` score that is not a number
-            within `0..1`.
+        ValueError: a negative `k`, or a `words`, `unranked_lexical` or
+            `overlaps` score that is not a number within `0..1`.
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise ValueError(f"k must be a non-negative int, got {k!r}")
-    for score in (words or {}).values():
-        if isinstance(score, bool) or not isinstance(score, float | int) or not 0 <= score <= 1:
-            raise ValueError(f"a words score must be a number within 0..1, got {score!r}")
+    for label, given in (
+        ("words", words),
+        ("unranked_lexical", unranked_lexical),
+        ("overlaps", overlaps),
+    ):
+        for score in (given or {}).values():
+            if isinstance(score, bool) or not isinstance(score, float | int) or not 0 <= score <= 1:
+                raise ValueError(f"a {label} score must be a number within 0..1, got {score!r}")
     placed_semantic, placed_lexical = _placed(semantic), _placed(lexical)
     fused = reciprocal_rank_fusion(
         [[entity_id for entity_id, _ in semantic], [entity_id for entity_id, _ in lexical]]
@@ -194,6 +216,8 @@ def evidence_order(
     semantic_top, lexical_top = semantic[0][1], lexical[0][1]
     matches = {} if words is None else words
     words_top = max(matches.values(), default=0.0)
+    unranked = {} if unranked_lexical is None else unranked_lexical
+    overlap_of = {} if overlaps is None else overlaps
 
     def evidence(entity_id: EntityId) -> float:
         features = evidence_features(
@@ -203,6 +227,8 @@ def evidence_order(
             lexical_top,
             words=matches.get(entity_id),
             words_top=words_top,
+            unranked_lexical=unranked.get(entity_id),
+            overlap=overlap_of.get(entity_id),
         )
         return math.fsum(w * f for w, f in zip(coefficients, features, strict=True))
 

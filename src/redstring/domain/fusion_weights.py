@@ -15,8 +15,9 @@ from dataclasses import astuple, dataclass
 class FusionWeights:
     """One coefficient per feature of `evidence_features`, in its order.
 
-    The word-match pair defaults to `0.0`, so nine weights, as ADR 0104
-    fitted them, still make a whole set that ignores it (ADR 0116).
+    The word-match pair (ADR 0116) and the unit overlap (ADR 0119) default
+    to `0.0`, so nine weights, as ADR 0104 fitted them, still make a whole
+    set that ignores them.
     A candidate's evidence is the sum of each weight times its feature: a
     log-odds, up to a constant per query, that the candidate is the answer.
     """
@@ -32,6 +33,7 @@ class FusionWeights:
     lexical_log_rank: float
     word_match: float = 0.0
     word_match_gap: float = 0.0
+    unit_overlap: float = 0.0
 
     def __post_init__(self) -> None:
         for value in astuple(self):
@@ -54,24 +56,26 @@ class FusionWeights:
             float(self.lexical_log_rank),
             float(self.word_match),
             float(self.word_match_gap),
+            float(self.unit_overlap),
         )
 
 
 #: Fitted by `bench/quality.py --embedder e5` on all four public sets
 #: (multilingual-e5-small vectors; L2 0.01). The signs are what keep each
 #: channel's own order: a higher score and a better rank never count
-#: against a candidate (ADR 0104); holding the query's rare words counts for
-#: it (ADR 0116).
+#: against a candidate (ADR 0104); holding the query's rare words (ADR 0116)
+#: and sharing its units (ADR 0119) count for it.
 SHIPPED_FUSION_WEIGHTS = FusionWeights(
-    in_semantic=0.982,
-    in_lexical=0.144,
-    in_both=1.126,
-    semantic=1.292,
-    semantic_gap=-0.281,
-    lexical=1.801,
-    lexical_gap=-1.269,
-    semantic_log_rank=-1.279,
-    lexical_log_rank=-0.728,
-    word_match=2.03,
-    word_match_gap=-2.03,
+    in_semantic=0.934,
+    in_lexical=0.105,
+    in_both=1.039,
+    semantic=1.156,
+    semantic_gap=-0.219,
+    lexical=2.092,
+    lexical_gap=-2.092,
+    semantic_log_rank=-1.149,
+    lexical_log_rank=-0.506,
+    word_match=1.862,
+    word_match_gap=-1.862,
+    unit_overlap=2.284,
 )

@@ -28,9 +28,9 @@ from redstring import (
 )
 from redstring.domain.blocking import prefix_key_for_name, soundex_key_for_name
 from redstring.domain.fusion import evidence_order, reciprocal_rank_fusion
-from redstring.domain.lexical import word_rarity_matches
+from redstring.domain.lexical import lexical_score, word_rarity_matches
 from redstring.domain.limits import MAX_LIMIT, MAX_QUERY_LENGTH
-from redstring.domain.names import NAME_CANDIDATE_LIMIT
+from redstring.domain.names import NAME_CANDIDATE_LIMIT, unit_overlap
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
 
 if TYPE_CHECKING:
@@ -828,11 +828,17 @@ async def test_a_hybrid_answer_is_the_evidence_order_of_the_two_channels_answers
         lexical = await retriever.retrieve("Ada Lovlace", TENANT, k=k, mode=RetrievalMode.LEXICAL)
         hybrid = await retriever.retrieve("Ada Lovlace", TENANT, k=k)
         candidates = [match.entity for match in (*semantic.matches, *lexical.matches)]
+        ranked = {match.entity.id for match in lexical.matches}
+        unranked = [entity for entity in candidates if entity.id not in ranked]
         expected = evidence_order(
             [(match.entity.id, match.semantic or 0.0) for match in semantic.matches],
             [(match.entity.id, match.lexical or 0.0) for match in lexical.matches],
             k,
             words=word_rarity_matches("Ada Lovlace", candidates),
+            unranked_lexical={
+                entity.id: lexical_score("Ada Lovlace", entity) for entity in unranked
+            },
+            overlaps={entity.id: unit_overlap("Ada Lovlace", entity) for entity in candidates},
         )
         assert [(match.entity.id, match.evidence) for match in hybrid.matches] == expected, k
         # The score stays the fused RRF score of the two channels' rankings.

@@ -36,14 +36,14 @@ def test_the_features_of_a_semantic_only_candidate_are_literals() -> None:
 
 def test_a_first_rank_adds_no_rank_penalty_and_both_channels_set_the_both_flag() -> None:
     features = evidence_features((1, 0.9), (1, 1.0), 0.9, 1.0)
-    assert features == (1.0, 1.0, 1.0, 0.9, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    assert features == (1.0, 1.0, 1.0, 0.9, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 def test_the_word_match_adds_its_score_and_its_gap_to_the_best() -> None:
     features = evidence_features((1, 0.9), None, 0.9, 1.0, words=0.25, words_top=0.75)
-    assert features[9:] == (0.25, 0.5)
+    assert features[9:11] == (0.25, 0.5)
     unmeasured = evidence_features((1, 0.9), None, 0.9, 1.0, words_top=0.75)
-    assert unmeasured[9:] == (0.0, 0.0)
+    assert unmeasured[9:11] == (0.0, 0.0)
 
 
 def test_the_word_match_reorders_the_k_by_its_weight() -> None:
@@ -57,9 +57,51 @@ def test_the_word_match_reorders_the_k_by_its_weight() -> None:
 
 
 def test_nine_weights_still_make_a_whole_set() -> None:
-    """ADR 0104's nine weights: the word-match pair defaults to 0 and counts nothing."""
+    """ADR 0104's nine weights: the word-match pair and the overlap default to 0."""
     nine = FusionWeights(*([1.0] * 9))
-    assert nine.as_tuple() == (1.0,) * 9 + (0.0, 0.0)
+    assert nine.as_tuple() == (1.0,) * 9 + (0.0, 0.0, 0.0)
+
+
+def test_an_unranked_lexical_score_stands_for_an_absent_candidates_score_and_gap() -> None:
+    """Measured anyway (ADR 0119): its flag and rank stay those of an absent candidate."""
+    features = evidence_features((2, 0.9), None, 0.95, 0.8, unranked_lexical=0.6)
+    assert features[1] == 0.0
+    assert features[5] == 0.6
+    assert features[6] == pytest.approx(0.2)
+    assert features[8] == 0.0
+    # Above the channel's first (a name the index did not offer): a negative gap.
+    above = evidence_features((2, 0.9), None, 0.95, 0.8, unranked_lexical=0.9)
+    assert above[6] == pytest.approx(-0.1)
+    # A ranked candidate keeps its ranked score.
+    ranked = evidence_features((2, 0.9), (3, 0.7), 0.95, 0.8, unranked_lexical=0.1)
+    assert ranked[5] == 0.7
+    assert ranked[6] == pytest.approx(0.1)
+
+
+def test_the_unit_overlap_is_the_last_feature() -> None:
+    assert evidence_features((1, 0.9), None, 0.9, 1.0, overlap=0.4)[11] == 0.4
+    assert evidence_features((1, 0.9), None, 0.9, 1.0)[11] == 0.0
+
+
+def test_a_semantic_only_candidates_measured_name_reorders_the_k() -> None:
+    """Only the lexical score counts: a semantic-only A measured at .95 passes B's .9."""
+    semantic, lexical = [(A, 0.9)], [(B, 0.9)]
+    fused = evidence_order(semantic, lexical, 10, LEXICAL_ONLY, unranked_lexical={A: 0.95})
+    assert [each for each, _ in fused] == [A, B]
+    unmeasured = evidence_order(semantic, lexical, 10, LEXICAL_ONLY)
+    assert [each for each, _ in unmeasured] == [B, A]
+    # The measure of a candidate the lexical channel ranked is not used.
+    ranked = evidence_order(semantic, lexical, 10, LEXICAL_ONLY, unranked_lexical={B: 0.0})
+    assert [each for each, _ in ranked] == [B, A]
+
+
+def test_the_unit_overlap_reorders_the_k_by_its_weight() -> None:
+    semantic, lexical = [(A, 0.9)], [(B, 0.9)]
+    overlap_only = replace(ZERO, unit_overlap=1.0)
+    favoured = evidence_order(semantic, lexical, 10, overlap_only, overlaps={A: 0.2, B: 0.8})
+    assert [each for each, _ in favoured] == [B, A]
+    favoured = evidence_order(semantic, lexical, 10, overlap_only, overlaps={A: 0.8, B: 0.2})
+    assert [each for each, _ in favoured] == [A, B]
 
 
 def test_without_weights_the_order_is_rrf_with_the_evidence_tie_break() -> None:
@@ -180,6 +222,7 @@ def test_the_shipped_weights_never_count_a_better_place_against_a_candidate() ->
     assert weights.in_both >= 0
     assert weights.word_match >= 0
     assert weights.word_match_gap <= 0
+    assert weights.unit_overlap >= 0
 
 
 ids = st.lists(st.sampled_from([A, B, C, D, E]), unique=True, min_size=1, max_size=5)
@@ -210,6 +253,7 @@ def test_the_kept_ids_are_rrfs_top_k_for_any_weights(
 
 
 @pytest.mark.parametrize("score", [1.5, -0.1, float("nan"), True, "0.5", None])
-def test_a_words_score_outside_zero_to_one_is_refused_naming_it(score: object) -> None:
-    with pytest.raises(ValueError, match="words score"):
-        evidence_order([(A, 0.9)], [(B, 0.9)], 10, words={A: 0.5, B: score})  # type: ignore[dict-item]
+@pytest.mark.parametrize("argument", ["words", "unranked_lexical", "overlaps"])
+def test_a_score_outside_zero_to_one_is_refused_naming_it(argument: str, score: object) -> None:
+    with pytest.raises(ValueError, match=f"a {argument} score must be a number within 0..1"):
+        evidence_order([(A, 0.9)], [(B, 0.9)], 10, **{argument: {A: 0.5, B: score}})  # type: ignore[arg-type]
