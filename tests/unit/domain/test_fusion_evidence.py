@@ -46,13 +46,16 @@ def test_the_word_match_adds_its_score_and_its_gap_to_the_best() -> None:
     assert unmeasured[9:11] == (0.0, 0.0)
 
 
-def test_the_word_match_reorders_the_k_by_its_weight() -> None:
-    """Equal on every other feature, A and B swap on which holds the rare words."""
+@pytest.mark.parametrize(
+    ("weight", "argument"), [("word_match", "words"), ("unit_overlap", "overlaps")]
+)
+def test_a_name_measure_reorders_the_k_by_its_weight(weight: str, argument: str) -> None:
+    """Equal on every other feature, A and B swap on which the measure favours."""
     semantic, lexical = [(A, 0.9)], [(B, 0.9)]
-    words_only = replace(ZERO, word_match=1.0)
-    favoured = evidence_order(semantic, lexical, 10, words_only, words={A: 0.2, B: 0.8})
+    only = replace(ZERO, **{weight: 1.0})
+    favoured = evidence_order(semantic, lexical, 10, only, **{argument: {A: 0.2, B: 0.8}})
     assert [each for each, _ in favoured] == [B, A]
-    favoured = evidence_order(semantic, lexical, 10, words_only, words={A: 0.8, B: 0.2})
+    favoured = evidence_order(semantic, lexical, 10, only, **{argument: {A: 0.8, B: 0.2}})
     assert [each for each, _ in favoured] == [A, B]
 
 
@@ -93,15 +96,6 @@ def test_a_semantic_only_candidates_measured_name_reorders_the_k() -> None:
     # The measure of a candidate the lexical channel ranked is not used.
     ranked = evidence_order(semantic, lexical, 10, LEXICAL_ONLY, unranked_lexical={B: 0.0})
     assert [each for each, _ in ranked] == [B, A]
-
-
-def test_the_unit_overlap_reorders_the_k_by_its_weight() -> None:
-    semantic, lexical = [(A, 0.9)], [(B, 0.9)]
-    overlap_only = replace(ZERO, unit_overlap=1.0)
-    favoured = evidence_order(semantic, lexical, 10, overlap_only, overlaps={A: 0.2, B: 0.8})
-    assert [each for each, _ in favoured] == [B, A]
-    favoured = evidence_order(semantic, lexical, 10, overlap_only, overlaps={A: 0.8, B: 0.2})
-    assert [each for each, _ in favoured] == [A, B]
 
 
 def test_without_weights_the_order_is_rrf_with_the_evidence_tie_break() -> None:
