@@ -13,11 +13,12 @@ from redstring.domain.events import (
 )
 from redstring.domain.merging import ALIASES_KEY, absorb
 from redstring.domain.validation import check_collaborator
-from redstring.ports.graph_store import GraphStore
+from redstring.ports.graph_store import GraphStore, MergedIdReader
 
 if TYPE_CHECKING:
     from redstring.domain.entity import Entity
     from redstring.domain.events import Event
+    from redstring.domain.ids import TenantId
 
 
 def _keep_aliases(entity: Entity, held: Entity | None) -> Entity:
@@ -45,13 +46,18 @@ class GraphProjection:
     (its name as an alias, a property, a description) is folded into the
     canonical, which wins every conflict (ADR 0107). Its relationships are
     written against the canonical, and rewriting an entity keeps the aliases
-    it holds. Re-extracting a document therefore never
-    undoes a merge. Idempotent: applying an event again leaves the store as
-    the first application left it.
+    it holds. Rewriting a canonical that entities were merged into keeps
+    what it absorbed, on a store that lists merged ids (`MergedIdReader`,
+    ADR 0120): the new extraction wins every conflict, and what it lacks (a
+    property, the description, a name, a blocking key) is kept from the
+    entity held. Re-extracting a document therefore never undoes a merge.
+    Idempotent: applying an event again leaves the store as the first
+    application left it.
     """
 
     def __init__(self, store: GraphStore) -> None:
         self._store = check_collaborator(store, GraphStore, argument="store")
+        self._merges = store if isinstance(store, MergedIdReader) else None
 
     async def apply(self, event: Event) -> None:
         """Fold one event into the store; events of other kinds are ignored.
@@ -78,7 +84,7 @@ class GraphProjection:
         # Reads follow merges: a merged id reads as the entity it was merged into.
         held = {e.id: e for e in await self._store.get_entities(ids, event.tenant_id)}
         writes = {
-            e.id: _keep_aliases(e, held.get(e.id))
+            e.id: await self._rewritten(e, held.get(e.id), event.tenant_id)
             for e in event.entities
             if canonical[e.id] == e.id
         }
@@ -102,3 +108,17 @@ class GraphProjection:
                 for relationship in event.relationships
             ]
         )
+
+    async def _rewritten(self, entity: Entity, held: Entity | None, tenant: TenantId) -> Entity:
+        """What rewriting `held` with a fresh extraction `entity` of it writes.
+
+        A canonical that others were merged into keeps what it absorbed:
+        `entity` absorbs `held` (the fresh extraction wins every conflict).
+        Otherwise only the held aliases are kept, so a re-extraction may drop
+        a property on purpose.
+        """
+        if held is None:
+            return entity
+        if self._merges is not None and await self._merges.merged_ids(entity.id, tenant):
+            return absorb(entity, [held])
+        return _keep_aliases(entity, held)

@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from uuid import UUID
 
+import pytest
+
 from redstring.domain.ids import EntityId
+from redstring.domain.merging import absorb
 from redstring.domain.vector import VectorRecord
 from redstring.graph.adapters.memory import InMemoryGraphStore
+from redstring.graph.adapters.sqlite import SqliteGraphStore
 from redstring.projections.graph import GraphProjection
 from redstring.projections.replay import Projection
 from redstring.testing.event_log import (
     make_document_extracted,
     make_entities_embedded,
     make_entities_merged,
+    make_merge_undone,
 )
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_it_is_a_projection() -> None:
@@ -122,3 +131,65 @@ async def test_a_canonical_extracted_beside_an_entity_merged_into_it_keeps_both_
         "title": "Countess",
         "aliases": ["Countess of Lovelace"],
     }
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+async def test_a_re_extracted_canonical_keeps_what_it_absorbed_while_merged(
+    backend: str, tmp_path: Path
+) -> None:
+    # Another tenant holds the same ids, unmerged: its re-extraction may drop a property.
+    store = InMemoryGraphStore() if backend == "memory" else SqliteGraphStore(tmp_path / "g.db")
+    projection = GraphProjection(store)
+    ada = make_entity(id=EntityId(UUID(int=1)), name="Ada Lovelace", properties={"born": "1815"})
+    countess = make_entity(
+        id=EntityId(UUID(int=2)),
+        name="Countess of Lovelace",
+        properties={"title": "Countess", "born": "1816"},
+        description="Mathematician",
+    )
+    theirs = ada.model_copy(update={"tenant_id": OTHER_TENANT})
+    await projection.apply(make_document_extracted([theirs], tenant_id=OTHER_TENANT))
+    await projection.apply(make_document_extracted([ada, countess]))
+    merge = make_entities_merged(absorb(ada, [countess]), [countess])
+    await projection.apply(merge)
+    fresh = ada.model_copy(update={"properties": {"born": "10 December 1815"}})
+    event = make_document_extracted([fresh])
+
+    await projection.apply(event)
+
+    held = await store.get_entity(ada.id, TENANT)
+    assert held is not None
+    # The fresh extraction wins "born"; what only the merge gave is kept.
+    assert held.properties == {
+        "born": "10 December 1815",
+        "title": "Countess",
+        "aliases": ["Countess of Lovelace"],
+    }
+    assert held.description == "Mathematician"
+    assert held.blocking_keys is not None
+    assert countess.blocking_keys is not None
+    assert countess.blocking_keys <= held.blocking_keys
+    await projection.apply(event)  # idempotent
+    assert await store.get_entity(ada.id, TENANT) == held
+    dropped = theirs.model_copy(update={"properties": {}})
+    await projection.apply(make_document_extracted([dropped], tenant_id=OTHER_TENANT))
+    assert await store.get_entity(ada.id, OTHER_TENANT) == dropped
+    await store.close()
+
+
+async def test_a_canonical_re_extracted_after_its_merge_is_undone_drops_what_it_lacks() -> None:
+    store = InMemoryGraphStore()
+    projection = GraphProjection(store)
+    ada = make_entity(id=EntityId(UUID(int=1)), name="Ada Lovelace", properties={"born": "1815"})
+    countess = make_entity(id=EntityId(UUID(int=2)), name="Countess", properties={"title": "C"})
+    await projection.apply(make_document_extracted([ada, countess]))
+    merge = make_entities_merged(absorb(ada, [countess]), [countess])
+    merge = merge.model_copy(update={"before": (ada, countess)})  # as the consolidator records
+    await projection.apply(merge)
+    await projection.apply(make_merge_undone(merge))
+    fresh = ada.model_copy(update={"properties": {}})
+
+    await projection.apply(make_document_extracted([fresh]))
+
+    assert await store.get_entity(ada.id, TENANT) == fresh
+    assert await store.get_entity(countess.id, TENANT) == countess
