@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from redstring.domain.events import (
@@ -18,7 +19,7 @@ from redstring.ports.graph_store import GraphStore, MergedIdReader
 if TYPE_CHECKING:
     from redstring.domain.entity import Entity
     from redstring.domain.events import Event
-    from redstring.domain.ids import TenantId
+    from redstring.domain.ids import EntityId, TenantId
 
 
 def _keep_aliases(entity: Entity, held: Entity | None) -> Entity:
@@ -83,11 +84,9 @@ class GraphProjection:
         canonical = await self._store.resolve(ids, event.tenant_id)
         # Reads follow merges: a merged id reads as the entity it was merged into.
         held = {e.id: e for e in await self._store.get_entities(ids, event.tenant_id)}
-        writes = {
-            e.id: await self._rewritten(e, held.get(e.id), event.tenant_id)
-            for e in event.entities
-            if canonical[e.id] == e.id
-        }
+        writes = await self._rewritten(
+            [e for e in event.entities if canonical[e.id] == e.id], held, event.tenant_id
+        )
         for entity in event.entities:
             into = canonical[entity.id]
             target = writes.get(into) or held.get(into)
@@ -109,16 +108,34 @@ class GraphProjection:
             ]
         )
 
-    async def _rewritten(self, entity: Entity, held: Entity | None, tenant: TenantId) -> Entity:
-        """What rewriting `held` with a fresh extraction `entity` of it writes.
+    async def _rewritten(
+        self, entities: list[Entity], held: dict[EntityId, Entity], tenant: TenantId
+    ) -> dict[EntityId, Entity]:
+        """What rewriting each held entity with its fresh extraction among `entities` writes.
 
-        A canonical that others were merged into keeps what it absorbed:
-        `entity` absorbs `held` (the fresh extraction wins every conflict).
+        A canonical that others were merged into keeps what it absorbed: its
+        fresh extraction absorbs the entity held (and wins every conflict).
         Otherwise only the held aliases are kept, so a re-extraction may drop
-        a property on purpose.
+        a property on purpose. The store is asked about merges only where
+        the two differ, all at once: an unchanged re-extraction reads nothing.
         """
-        if held is None:
-            return entity
-        if self._merges is not None and await self._merges.merged_ids(entity.id, tenant):
-            return absorb(entity, [held])
-        return _keep_aliases(entity, held)
+        merges = self._merges
+        writes: dict[EntityId, Entity] = {}
+        folds: dict[EntityId, Entity] = {}
+        for entity in entities:
+            folds.pop(entity.id, None)  # an id listed twice: the last copy is written
+            previous = held.get(entity.id)
+            if previous is None or previous == entity:
+                writes[entity.id] = entity
+                continue
+            writes[entity.id] = _keep_aliases(entity, previous)
+            folded = absorb(entity, [previous])
+            if merges is not None and folded != writes[entity.id]:
+                folds[entity.id] = folded
+        if folds:
+            assert merges is not None
+            asked = await asyncio.gather(*(merges.merged_ids(key, tenant) for key in folds))
+            for (entity_id, folded), merged in zip(folds.items(), asked, strict=True):
+                if merged:
+                    writes[entity_id] = folded
+        return writes
