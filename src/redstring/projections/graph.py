@@ -22,10 +22,8 @@ if TYPE_CHECKING:
     from redstring.domain.ids import EntityId, TenantId
 
 
-def _keep_aliases(entity: Entity, held: Entity | None) -> Entity:
+def _keep_aliases(entity: Entity, held: Entity) -> Entity:
     """`entity` with the aliases `held` has and it lacks appended, so a rewrite keeps them."""
-    if held is None:
-        return entity
     old = held.properties.get(ALIASES_KEY)
     if not isinstance(old, list) or not old:
         return entity
