@@ -76,7 +76,9 @@ async def stores(universe: Universe, path: Path | None = None) -> tuple[Chunks, 
     chunks: Chunks = InMemoryChunkStore() if path is None else SqliteChunkStore(path)
     await graph.upsert_entities(universe.entities(TENANT))
     await graph.upsert_relationships(universe.relationships(TENANT))
-    await import_documents(universe.documents(), TENANT, chunks=chunks, graph=graph)
+    await import_documents(
+        universe.documents(), TENANT, chunks=chunks, graph=graph, link_lowercase=True
+    )
     return chunks, graph
 
 

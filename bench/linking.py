@@ -3,24 +3,34 @@
 Builds `--documents` synthetic documents (about 700 characters each, seeded)
 of filler prose with city names from `docs/examples/data/cities.jsonl`
 planted in them, names and aliases both, and a graph of those 4,000 cities.
-Prints, measured in one run, for in-memory stores:
+The filler is 14 words, or with `--prose` words drawn as often as the
+docstrings of Python's standard library use them (thousands of distinct
+words, as real prose has: what `link_lowercase` pays for). Prints, measured
+in one run, for in-memory stores (the graph on SQLite with `--sqlite`):
 
 - `import_documents` without a graph (cut, indexed, recorded): the baseline;
 - the same documents with the graph, so every mention is linked;
+- the same with `link_lowercase=True` (ADR 0121), every distinct word
+  looked up;
 
 each as documents and chunks per second and as a ratio to the baseline,
 then how many of the planted names were linked (recall) and how many links
 were not planted (each namesake counts), and the machine's load.
 
-Usage: `uv run --all-extras python bench/linking.py [--documents 2000]`
+Usage: `uv run --all-extras python bench/linking.py [--documents 2000]
+[--prose] [--sqlite]`
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import asyncio
 import json
 import random
+import re
+import sysconfig
+import tempfile
 import time
 from pathlib import Path
 from uuid import UUID, uuid5
@@ -33,6 +43,7 @@ from redstring import (
     InMemoryGraphStore,
     SourceDocument,
     SourceId,
+    SqliteGraphStore,
     TenantId,
     import_documents,
     normalize_name,
@@ -77,7 +88,23 @@ def cities() -> list[Entity]:
     ]
 
 
-def documents(count: int, entities: list[Entity]) -> tuple[list[SourceDocument], int]:
+def prose_words() -> list[str]:
+    """Every lowercase word of the standard library's docstrings, repeats kept, in file order."""
+    words: list[str] = []
+    for path in sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef):
+                words += re.findall(r"\b[a-z]+\b", ast.get_docstring(node) or "")
+    return words
+
+
+def documents(
+    count: int, entities: list[Entity], filler: list[str]
+) -> tuple[list[SourceDocument], int]:
     """`count` documents with names planted among filler words, and how many were planted."""
     chooser = random.Random(7)
     latin = [
@@ -94,34 +121,55 @@ def documents(count: int, entities: list[Entity]) -> tuple[list[SourceDocument],
                 words.append(chooser.choice(latin)[0] + ",")
                 planted += 1
             else:
-                words.append(chooser.choice(FILLER))
+                words.append(chooser.choice(filler))
         made.append(SourceDocument(id=SourceId(f"doc-{number}"), text=" ".join(words) + "."))
     return made, planted
 
 
-async def timed(batch: list[SourceDocument], graph: InMemoryGraphStore | None) -> tuple[float, int]:
+async def timed(
+    batch: list[SourceDocument],
+    graph: InMemoryGraphStore | SqliteGraphStore | None,
+    *,
+    link_lowercase: bool = False,
+) -> tuple[float, int]:
     """Seconds to import `batch` into a fresh chunk store, and the mentions linked."""
     chunks = InMemoryChunkStore()
     began = time.perf_counter()
-    report = await import_documents(batch, TENANT, chunks=chunks, graph=graph)
+    report = await import_documents(
+        batch, TENANT, chunks=chunks, graph=graph, link_lowercase=link_lowercase
+    )
     return time.perf_counter() - began, report.mentions
 
 
-async def main(count: int) -> None:
+async def main(count: int, *, prose: bool, sqlite: Path | None) -> None:
     entities = cities()
-    graph = InMemoryGraphStore()
+    graph = InMemoryGraphStore() if sqlite is None else SqliteGraphStore(sqlite)
     await graph.upsert_entities(entities)
-    batch, planted = documents(count, entities)
+    filler = prose_words() if prose else FILLER
+    batch, planted = documents(count, entities, filler)
     chunk_count = sum(max(1, len(d.text) // 900) for d in batch)
     baseline, _ = await timed(batch, None)
     linked, mentions = await timed(batch, graph)
-    print(f"{count:,} documents (~{chunk_count:,} chunks), {len(entities):,} cities in the graph")
-    for name, seconds in (("unlinked (baseline)", baseline), ("linked", linked)):
+    lowercase, lowercase_mentions = await timed(batch, graph, link_lowercase=True)
+    if isinstance(graph, SqliteGraphStore):
+        await graph.close()
+    print(
+        f"{count:,} documents (~{chunk_count:,} chunks), {len(entities):,} cities in the "
+        f"{'SQLite' if sqlite else 'in-memory'} graph, {len(set(filler)):,} distinct filler words"
+    )
+    for name, seconds in (
+        ("unlinked (baseline)", baseline),
+        ("linked", linked),
+        ("linked, lowercase too", lowercase),
+    ):
         print(
-            f"{name:<20} {count / seconds:9,.0f} documents/s {chunk_count / seconds:9,.0f} "
+            f"{name:<22} {count / seconds:9,.0f} documents/s {chunk_count / seconds:9,.0f} "
             f"chunks/s {seconds / baseline:6.1f}x baseline"
         )
-    print(f"planted names {planted:,}, mentions linked {mentions:,} (namesakes each count)")
+    print(
+        f"planted names {planted:,}, mentions linked {mentions:,} "
+        f"({lowercase_mentions:,} with lowercase; namesakes each count)"
+    )
     load = await asyncio.to_thread(Path("/proc/loadavg").read_text)
     print(f"load average: {load.strip()}")
 
@@ -129,4 +177,14 @@ async def main(count: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=2000)
-    asyncio.run(main(parser.parse_args().documents))
+    parser.add_argument("--prose", action="store_true", help="real prose's vocabulary as filler")
+    parser.add_argument("--sqlite", action="store_true", help="the graph in a SQLite file")
+    arguments = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        asyncio.run(
+            main(
+                arguments.documents,
+                prose=arguments.prose,
+                sqlite=Path(folder) / "graph.db" if arguments.sqlite else None,
+            )
+        )

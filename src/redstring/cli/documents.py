@@ -42,13 +42,16 @@ async def add_documents(
     tenant_id: TenantId,
     *,
     on_progress: Callable[[int, int], None] | None = None,
+    link_lowercase: bool = False,
 ) -> DocumentImportReport:
     """Add `documents` to the database at `location`, linking the entities its graph holds.
 
     Every chunk is written in one transaction, every mention in another,
     after the events are appended to the database's log in one: a process
     killed midway leaves each whole or absent, and a replay of the log
-    finishes what it recorded.
+    finishes what it recorded. With `link_lowercase`, names written in
+    lowercase are linked where the text says them in lowercase too
+    (`import_documents`, ADR 0121).
     """
     async with await open_for_documents(location) as database:
         assert database.chunks is not None  # opened for writing, it is always there
@@ -59,6 +62,7 @@ async def add_documents(
             graph=database.graph,
             event_log=database.events,
             on_progress=on_progress,
+            link_lowercase=link_lowercase,
         )
 
 
@@ -140,12 +144,19 @@ def register(
     @click.argument("files", nargs=-1, required=True, metavar="FILE...")
     @db_option
     @tenant_option
-    def add_command(files: Sequence[str], db: str, tenant: str) -> None:
+    @click.option(
+        "--link-lowercase",
+        is_flag=True,
+        help='Also link names written in lowercase ("machine learning") where the text '
+        "says them in lowercase; slower: every distinct word is looked up.",
+    )
+    def add_command(files: Sequence[str], db: str, tenant: str, link_lowercase: bool) -> None:
         """Add text or Markdown FILEs, or JSON Lines of {"id", "text", "title"}, for `ask`.
 
         Every file is read and checked before the database is opened; - reads
         standard input. Names of the graph's entities are linked where the
-        text says them. No model is called.
+        text says them, starting with a capital unless --link-lowercase. No
+        model is called.
         """
         documents = read_sources(files, stdin=sys.stdin.buffer)
         tenant_id = tenant_id_for(tenant)
@@ -156,7 +167,15 @@ def register(
                 progress(done, total)
                 interrupt.check()
 
-            added = asyncio.run(add_documents(db, documents, tenant_id, on_progress=report))
+            added = asyncio.run(
+                add_documents(
+                    db,
+                    documents,
+                    tenant_id,
+                    on_progress=report,
+                    link_lowercase=link_lowercase,
+                )
+            )
         click.echo(
             f"added {added.documents:,} documents ({added.chunks:,} passages) to {shown(db)}, "
             f"{added.mentions:,} mentions of {added.linked_entities:,} entities"

@@ -343,7 +343,9 @@ class GraphTools:
         await self._write(written, [])
         return [_ref(entity) for entity in written]
 
-    async def add_documents(self, documents: list[NewDocument]) -> DocumentsAnswer:
+    async def add_documents(
+        self, documents: list[NewDocument], link_lowercase: bool = False
+    ) -> DocumentsAnswer:
         """Add documents for retrieve_context, linking the graph's entities they name.
 
         The whole batch is checked first and written together, or not at
@@ -351,11 +353,20 @@ class GraphTools:
 
         Args:
             documents: Each with an id and its text, and a title if it has one.
+            link_lowercase: Also link names written in lowercase ("machine
+                learning") where the text says them in lowercase; slower.
         """
         chunks, graph, log = self.database.chunks, self.database.graph, self.database.events
         assert chunks is not None  # opened for writing, it is always there
         checked, tenant = _documents(documents), self.tenant_id
-        report = await import_documents(checked, tenant, chunks=chunks, graph=graph, event_log=log)
+        report = await import_documents(
+            checked,
+            tenant,
+            chunks=chunks,
+            graph=graph,
+            event_log=log,
+            link_lowercase=link_lowercase,
+        )
         answer: DocumentsAnswer = {
             "documents": report.documents,
             "passages": report.chunks,

@@ -36,11 +36,13 @@ from redstring.domain.linking import (
     names_by_key,
     starts_proper,
     text_words,
+    written_lowercase,
 )
 from redstring.domain.names import (
     NAME_CANDIDATE_LIMIT,
     entity_name_units,
     entity_names,
+    string_aliases,
     word_units,
 )
 from redstring.domain.source import SourceDocument
@@ -209,6 +211,7 @@ async def _link_mentions(
     graph: NameCandidateReader,
     tenant_id: TenantId,
     *,
+    lowercase: bool = False,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> list[Mention]:
     """Mentions of the graph's entities in each document's chunks: names and aliases, whole words.
@@ -216,7 +219,10 @@ async def _link_mentions(
     Each distinct word a name could start at (one not written in lowercase,
     `find_names`'s `proper_only`) is looked up once in the name index, and
     every name of every candidate is kept; a match is then exact on folded
-    words, leftmost-longest. A span whose
+    words, leftmost-longest. With `lowercase`, every distinct word is looked
+    up, and a name written in lowercase (`written_lowercase`: an entity's
+    name or alias) is found where the text says it in lowercase too,
+    linked to the entities whose name is so written (ADR 0121). A span whose
     name several entities share is linked to every one of them (ADR 0073).
     A word more than `NAME_CANDIDATE_LIMIT` entities' names share may miss
     some of them. `on_progress(done, total)` follows the documents.
@@ -236,7 +242,7 @@ async def _link_mentions(
             word.folded
             for chunk, words in read
             for word in words
-            if starts_proper(chunk.text[word.start : word.end])
+            if lowercase or starts_proper(chunk.text[word.start : word.end])
         }
         for word in sorted(starts - looked_up):
             looked_up.add(word)
@@ -245,8 +251,13 @@ async def _link_mentions(
                     seen.add(entity.id)
                     for name in entity_names(entity):
                         known.add(name_key(name), entity.id)
+                    if lowercase:
+                        for name in (entity.name, *string_aliases(entity)):
+                            if written_lowercase(name):
+                                known.add(name_key(name), entity.id, lowercase=True)
         for chunk, words in read:
             for span in known.find(chunk.text, words=words, proper_only=True):
+                said_lowercase = not starts_proper(chunk.text[span.start : span.end])
                 mentions.extend(
                     Mention(
                         tenant_id=tenant_id,
@@ -255,7 +266,7 @@ async def _link_mentions(
                         start=span.start,
                         end=span.end,
                     )
-                    for entity_id in known.items_of(span.folded)
+                    for entity_id in known.items_of(span.folded, lowercase=said_lowercase)
                 )
         if on_progress is not None:
             on_progress(done, len(documents))
@@ -363,6 +374,7 @@ async def import_documents(
     chunker: Chunker | None = None,
     event_log: EventLog | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    link_lowercase: bool = False,
 ) -> DocumentImportReport:
     """Cut documents into passages, index them for search, and link the entities they name.
 
@@ -370,10 +382,16 @@ async def import_documents(
     default windows of `PASSAGE_SIZE` characters overlapping by
     `PASSAGE_OVERLAP`) and replaces whatever `chunks` held of it. Given
     `graph`, mentions of its entities' names and aliases are linked
-    (whole words, every namesake; ADR 0073). Given `embeddings` and `passage_vectors`, each
-    passage's text is embedded into `passage_vectors`, keyed by chunk id
-    (keep that store apart from the entities' vectors), in the model's
-    passage form when it has one (`PassageEmbedder`, ADR 0086).
+    (whole words, every namesake; ADR 0073), each starting at a word not
+    written in lowercase; with `link_lowercase`, a name written in
+    lowercase ("database administrator", "iPhone": an entity's name or
+    alias whose first letter is lowercase) is linked where the text says
+    it in lowercase too, at the cost of looking up every distinct word of
+    the batch rather than the capitalised ones (ADR 0121). Given
+    `embeddings` and `passage_vectors`, each passage's text is embedded
+    into `passage_vectors`, keyed by chunk id (keep that store apart from
+    the entities' vectors), in the model's passage form when it has one
+    (`PassageEmbedder`, ADR 0086).
 
     One `DocumentChunked` event per document (after a `DocumentDeleted`
     when it held chunks the new cut drops) and one `PassagesEmbedded` are
@@ -385,8 +403,9 @@ async def import_documents(
 
     Raises:
         ValueError: `documents` is not a sequence of `SourceDocument` with
-            distinct ids, a collaborator does not implement its port, or
-            only one of `embeddings` and `passage_vectors` is given.
+            distinct ids, a collaborator does not implement its port, only
+            one of `embeddings` and `passage_vectors` is given, or
+            `link_lowercase` is not a bool.
         DimensionMismatchError: the provider's and the store's dimensions differ.
         EmbeddingProviderError: the embedding model failed.
     """
@@ -404,6 +423,8 @@ async def import_documents(
             check_collaborator(value, port, argument=argument)
     if on_progress is not None and not callable(on_progress):
         raise ValueError(f"on_progress must be callable or None, got {shown(on_progress)}")
+    if not isinstance(link_lowercase, bool):
+        raise ValueError(f"link_lowercase must be a bool, got {shown(link_lowercase)}")
     if (embeddings is None) != (passage_vectors is None):
         raise ValueError("embeddings and passage_vectors go together: pass both or neither")
     if (
@@ -428,7 +449,7 @@ async def import_documents(
     ]
     every = [chunk for pieces in cut for chunk in pieces]
     mentions = (
-        await _link_mentions(cut, graph, tenant, on_progress=on_progress)
+        await _link_mentions(cut, graph, tenant, lowercase=link_lowercase, on_progress=on_progress)
         if graph is not None
         else []
     )

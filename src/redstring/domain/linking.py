@@ -65,6 +65,16 @@ def starts_proper(word: str) -> bool:
     return not word[:1].islower() and not word.isdigit()
 
 
+def written_lowercase(name: str) -> bool:
+    """Whether `name` is written in lowercase: its first character is a lowercase letter.
+
+    "database administrator" and "iPhone" are; "Paris", "東京" and "3M" are
+    not. Such a name is a common noun or styled so, and may be said in
+    lowercase in running text (ADR 0121).
+    """
+    return name[:1].islower()
+
+
 def find_names(
     text: str,
     names: Collection[str],
@@ -83,7 +93,7 @@ def find_names(
     reach: dict[str, int] = {}
     for name in names:
         _note_reach(reach, name)
-    return _find(text, names, reach, words, proper_only=proper_only)
+    return _find(text, names, reach, words, proper_only=proper_only, lowercase=())
 
 
 def _note_reach(reach: dict[str, int], name: str) -> None:
@@ -99,18 +109,24 @@ def _find(
     words: Sequence[TextWord] | None,
     *,
     proper_only: bool,
+    lowercase: Collection[str],
 ) -> list[NameSpan]:
-    """`find_names`, with the longest name in words per first word given as `reach`."""
+    """`find_names`, with the longest name in words per first word given as `reach`.
+
+    With `proper_only`, a match may still start at a word `starts_proper`
+    refuses when its name is one of `lowercase` (names written in lowercase).
+    """
     found = words if words is not None else text_words(text)
     spans: list[NameSpan] = []
     index, count = 0, len(found)
     while index < count:
         word = found[index]
         longest = reach.get(word.folded, 0)
-        if longest and (not proper_only or starts_proper(text[word.start : word.end])):
+        proper = not proper_only or starts_proper(text[word.start : word.end])
+        if longest and (proper or lowercase):
             for length in range(min(longest, count - index), 0, -1):
                 key = " ".join(each.folded for each in found[index : index + length])
-                if key in names:
+                if key in names and (proper or key in lowercase):
                     spans.append(NameSpan(key, word.start, found[index + length - 1].end))
                     index += length
                     break
@@ -125,30 +141,51 @@ class KnownNames[T]:
     """Folded names, each with the items it stands for, ready to be found in many texts.
 
     `find_names` over a growing set without preparing it again per text.
+    A name added as written in lowercase is found by `find` with
+    `proper_only` at a lowercase word too.
     """
 
     def __init__(self) -> None:
         self._items: dict[str, list[T]] = {}
         self._reach: dict[str, int] = {}
+        self._lowercase: dict[str, list[T]] = {}
 
-    def add(self, key: str, item: T) -> None:
-        """Let the folded name `key` stand for `item` too (once); a blank key is ignored."""
+    def add(self, key: str, item: T, *, lowercase: bool = False) -> None:
+        """Let the folded name `key` stand for `item` too (once); a blank key is ignored.
+
+        `lowercase` says `item`'s name is written in lowercase
+        (`written_lowercase`): `find` with `proper_only` then finds `key` at
+        a lowercase word too, and `items_of(key, lowercase=True)` lists `item`.
+        """
         if not key:
             return
-        held = self._items.setdefault(key, [])
-        if item not in held:
-            held.append(item)
+        for items in (self._items, self._lowercase) if lowercase else (self._items,):
+            held = items.setdefault(key, [])
+            if item not in held:
+                held.append(item)
         _note_reach(self._reach, key)
 
-    def items_of(self, key: str) -> list[T]:
-        """What the folded name `key` stands for, in the order added; `[]` if nothing."""
-        return list(self._items.get(key, ()))
+    def items_of(self, key: str, *, lowercase: bool = False) -> list[T]:
+        """What the folded name `key` stands for, in the order added; `[]` if nothing.
+
+        With `lowercase`, only the items added with their name written in
+        lowercase: those a name said in lowercase stands for ("apple" the
+        fruit, not "Apple" the company).
+        """
+        return list((self._lowercase if lowercase else self._items).get(key, ()))
 
     def find(
         self, text: str, *, words: Sequence[TextWord] | None = None, proper_only: bool = False
     ) -> list[NameSpan]:
-        """`find_names(text, <these names>, ...)`."""
-        return _find(text, self._items, self._reach, words, proper_only=proper_only)
+        """`find_names(text, <these names>, ...)`, the names written in lowercase found as such."""
+        return _find(
+            text,
+            self._items,
+            self._reach,
+            words,
+            proper_only=proper_only,
+            lowercase=self._lowercase,
+        )
 
 
 def first_words(texts: Iterable[str], *, proper_only: bool = False) -> set[str]:

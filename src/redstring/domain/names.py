@@ -47,6 +47,11 @@ def entity_names(entity: Entity) -> Iterator[str]:
     """
     yield entity.name
     yield entity.normalized_name
+    yield from string_aliases(entity)
+
+
+def string_aliases(entity: Entity) -> Iterator[str]:
+    """The string values of a list under `properties["aliases"]`, in order."""
     aliases = entity.properties.get(ALIASES_PROPERTY)
     if isinstance(aliases, list):
         for alias in aliases:
@@ -102,7 +107,7 @@ def _entity_words(entity: Entity, name_key: str | None, fold: Callable[[str], st
     ):
         _add_words(words, normalized, fold)
     aliases = entity.properties.get(ALIASES_PROPERTY)
-    if isinstance(aliases, list):
+    if isinstance(aliases, list):  # as `string_aliases`, inline: this runs per entity indexed
         for alias in aliases:
             if isinstance(alias, str):
                 _add_words(words, alias, fold)

@@ -128,6 +128,30 @@ def test_add_then_ask_prints_passages_with_sources_offsets_and_the_entities_name
     assert len(table) == 2  # no entity linked from the question: no entity table
 
 
+def test_add_links_names_written_in_lowercase_on_request(tmp_path: Path) -> None:
+    path = tmp_path / "topics.db"
+    topics: list[dict[str, object]] = [
+        {"name": "machine learning", "entity_type": "topic"},
+        *CITIES,
+    ]
+    status, _, err = run(
+        "import", lines(tmp_path / "topics.jsonl", topics), "--db", path, "--embeddings", "none"
+    )
+    assert status == 0, err
+    note = lines(
+        tmp_path / "note.jsonl", [{"id": "ml", "text": "In Kyoto she read machine learning."}]
+    )
+    status, out, err = run("add", note, "--db", path)
+    assert (status, out.endswith(", 1 mentions of 1 entities\n")) == (0, True), err
+    status, out, err = run("add", note, "--db", path, "--link-lowercase")
+    assert (status, out.endswith(", 2 mentions of 2 entities, 1 replaced\n")) == (0, True), err
+    status, out, _ = run("ask", "machine learning", "--db", path, "--json")
+    assert [entity["name"] for entity in passages(out)[0]["entities"]] == [
+        "Kyoto",
+        "machine learning",
+    ]
+
+
 def test_adding_again_replaces_and_another_tenant_sees_nothing(
     tmp_path: Path, database: Path
 ) -> None:

@@ -287,6 +287,22 @@ async def test_a_bad_document_refuses_the_whole_batch_and_the_server_goes_on(
     assert [each["source_id"] for each in json.loads(out)["passages"]] == ["good"]
 
 
+async def test_add_documents_links_names_written_in_lowercase_on_request(graph_db: Path) -> None:
+    async with Client(server(graph_db, "--allow-writes", "--embeddings", "hash")) as client:
+        await client.call_tool(
+            "add_entities", {"entities": [{"name": "difference engine", "entity_type": "machine"}]}
+        )
+        note = {"id": "note", "text": "Ada Lovelace saw the difference engine."}
+        plain = answer(await client.call_tool("add_documents", {"documents": [note]}))
+        assert (plain["mentions"], plain["linked_entities"]) == (1, 1)
+        lowercase = answer(
+            await client.call_tool("add_documents", {"documents": [note], "link_lowercase": True})
+        )
+        assert (lowercase["mentions"], lowercase["linked_entities"]) == (2, 2)
+        machine = answer(await client.call_tool("get_entity", {"entity": "difference engine"}))
+        assert [each["source_id"] for each in machine["passages"]] == ["note"]
+
+
 def test_the_tenant_option_scopes_every_tool(tmp_path: Path) -> None:
     db = tmp_path / "two.db"
     load(tmp_path, db)

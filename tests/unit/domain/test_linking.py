@@ -14,6 +14,7 @@ from redstring.domain.linking import (
     names_by_key,
     starts_proper,
     text_words,
+    written_lowercase,
 )
 
 
@@ -136,3 +137,45 @@ def test_known_names_ignore_a_blank_key_and_keep_each_item_once() -> None:
     assert known.items_of("") == []
     assert known.items_of("ada") == [2]
     assert known.find("Ada") == [NameSpan("ada", 0, 3)]
+
+
+def test_written_lowercase_is_a_lowercase_first_letter() -> None:
+    assert written_lowercase("database administrator")
+    assert written_lowercase("iPhone")
+    assert not written_lowercase("Paris")
+    assert not written_lowercase("3M")
+    assert not written_lowercase("東京")
+    assert not written_lowercase("")
+
+
+def test_known_names_find_a_name_written_in_lowercase_at_a_lowercase_word() -> None:
+    known: KnownNames[str] = KnownNames()
+    known.add("database administrator", "job", lowercase=True)
+    known.add("apple", "fruit", lowercase=True)
+    known.add("apple", "company")
+    known.add("paris", "city")
+    text = "a database administrator ate an apple in paris; Apple, Paris, Database Administrator"
+    spans = known.find(text, proper_only=True)
+    said = [(text[span.start : span.end], span.folded) for span in spans]
+    assert said == [
+        ("database administrator", "database administrator"),
+        ("apple", "apple"),
+        ("Apple", "apple"),
+        ("Paris", "paris"),
+        ("Database Administrator", "database administrator"),
+    ]
+    # Said in lowercase, "apple" stands only for what is written so.
+    assert known.items_of("apple", lowercase=True) == ["fruit"]
+    assert known.items_of("apple") == ["fruit", "company"]
+    assert known.items_of("paris", lowercase=True) == []
+    # Without `proper_only`, every name is found wherever it is said.
+    assert len(known.find(text)) == 6
+
+
+def test_a_lowercase_word_falls_back_to_a_shorter_name_written_in_lowercase() -> None:
+    known: KnownNames[str] = KnownNames()
+    known.add("new york", "city")
+    known.add("new", "adjective", lowercase=True)
+    # "new york" is not written in lowercase, so at "new" only "new" may match.
+    assert known.find("new york", proper_only=True) == [NameSpan("new", 0, 3)]
+    assert known.find("New york", proper_only=True) == [NameSpan("new york", 0, 8)]
