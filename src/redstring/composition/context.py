@@ -41,7 +41,7 @@ from redstring.domain.validation import (
 from redstring.graph.walk import PassageMention, Walk, score_passages, walk
 from redstring.ports.chunk_store import ChunkReader, MentionReader
 from redstring.ports.embedding import EmbeddingProvider
-from redstring.ports.graph_store import GraphReader, MergedIdReader
+from redstring.ports.graph_store import GraphReader, MergedIdReader, read_merged_ids
 from redstring.ports.vector_store import VectorReader
 
 if TYPE_CHECKING:
@@ -328,9 +328,10 @@ class ContextRetriever:
         canonical entities read the mentions of the ids merged into them.
         """
         found = {entity_id: entity_id for entity_id in entity_ids}
-        if self._merges is not None:
+        if self._merges is not None and entity_ids:
+            merged_into = await read_merged_ids(self._merges, entity_ids, tenant)
             for entity_id in entity_ids:
-                for merged in await self._merges.merged_ids(entity_id, tenant):
+                for merged in merged_into[entity_id]:
                     found.setdefault(merged, entity_id)
         return found
 

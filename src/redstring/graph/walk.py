@@ -1,7 +1,8 @@
 """A walk over a tenant's relationships from seed entities, and passages scored by what it reached.
 
 `walk` spreads mass from the seeds for `depth` hops over relationships
-read with `GraphReader.get_relationships`, in either direction. At each
+read with `GraphReader.get_relationships` (all of a hop's entities in one
+`relationships_of` where the graph offers it, ADR 0122), in either direction. At each
 hop an entity hands each of its relationships `decay * weight` of the mass
 it received (a bounded weighted expansion), or, with `normalize`, `decay`
 of it split over its relationships in proportion to their weights (a
@@ -25,6 +26,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from redstring.ports.graph_store import read_relationships
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -72,12 +75,12 @@ async def walk(
     edges: dict[EntityId, list[Relationship]] = {}
     for _ in range(depth):
         expanded = sorted(mass, key=lambda key: (-mass[key], key.int))[:frontier]
+        unread = [entity_id for entity_id in expanded if entity_id not in edges]
+        if unread:
+            edges.update(await read_relationships(graph, unread, tenant_id))
         handed: dict[EntityId, float] = {}
         for entity_id in expanded:
-            known = edges.get(entity_id)
-            if known is None:
-                known = await graph.get_relationships(entity_id, tenant_id)
-                edges[entity_id] = known
+            known = edges[entity_id]
             weighted = [
                 (edge, edge_weight(edge.relationship_type, edge.source_entity_id == entity_id))
                 for edge in known

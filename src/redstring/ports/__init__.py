@@ -26,9 +26,11 @@ from redstring.ports.graph_store import (
     GraphStoreBase,
     GraphWriter,
     LendingGraphStoreBase,
+    MergedIdBatchReader,
     MergedIdReader,
     MergeResolver,
     NameCandidateReader,
+    RelationshipBatchReader,
     SharedNameCandidateReader,
 )
 from redstring.ports.lifetime import AsyncClosable
@@ -66,9 +68,11 @@ __all__ = [
     "MentionReader",
     "MentionWriter",
     "MergeResolver",
+    "MergedIdBatchReader",
     "MergedIdReader",
     "NameCandidateReader",
     "PassageEmbedder",
+    "RelationshipBatchReader",
     "SharedNameCandidateReader",
     "StoredEvent",
     "TenantCounter",

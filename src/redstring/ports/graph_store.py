@@ -7,6 +7,7 @@ copies, so a caller can never mutate what the store holds.
 
 from __future__ import annotations
 
+import asyncio
 from abc import abstractmethod
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -28,7 +29,7 @@ from redstring.domain.validation import (
 from redstring.ports.tenants import TenantCounterBase
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId, RelationshipId, TenantId
@@ -126,6 +127,37 @@ class MergedIdReader(MergeResolver, Protocol):
         into `entity_id` is listed. `[]` when nothing resolves to it, which
         includes an id that is itself merged away, and every id after an
         undo forgot its merge. See ADR 0085.
+        """
+        ...
+
+
+@runtime_checkable
+class MergedIdBatchReader(Protocol):
+    """Lists the ids merged into many entities in one read."""
+
+    async def merged_ids_of(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, list[EntityId]]:
+        """`merged_ids` of each requested id, read at once; every requested id is a key.
+
+        Read from one snapshot; an id repeated in the request is one key.
+        See ADR 0122.
+        """
+        ...
+
+
+@runtime_checkable
+class RelationshipBatchReader(Protocol):
+    """Reads the relationships of many entities in one read."""
+
+    async def relationships_of(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, list[Relationship]]:
+        """`get_relationships` of each requested id, read at once; every requested id is a key.
+
+        Read from one snapshot; an id repeated in the request is one key,
+        and a relationship joining two requested ids is in both lists, as
+        separate objects. See ADR 0122.
         """
         ...
 
@@ -300,6 +332,30 @@ class GraphStore(GraphReader, GraphWriter, GraphMerge, GraphPurge, Protocol):
     """Every graph store capability together."""
 
 
+async def read_merged_ids(
+    graph: MergedIdReader, entity_ids: Sequence[EntityId], tenant_id: TenantId
+) -> dict[EntityId, list[EntityId]]:
+    """`merged_ids` of each distinct id: one `merged_ids_of` where `graph` offers it (ADR 0122)."""
+    if isinstance(graph, MergedIdBatchReader):
+        return await graph.merged_ids_of(entity_ids, tenant_id)
+    ids = list(dict.fromkeys(entity_ids))
+    found = await asyncio.gather(*(graph.merged_ids(entity_id, tenant_id) for entity_id in ids))
+    return dict(zip(ids, found, strict=True))
+
+
+async def read_relationships(
+    graph: GraphReader, entity_ids: Sequence[EntityId], tenant_id: TenantId
+) -> dict[EntityId, list[Relationship]]:
+    """`get_relationships` of each distinct id: one `relationships_of` where `graph` offers it."""
+    if isinstance(graph, RelationshipBatchReader):
+        return await graph.relationships_of(entity_ids, tenant_id)
+    ids = list(dict.fromkeys(entity_ids))
+    found = await asyncio.gather(
+        *(graph.get_relationships(entity_id, tenant_id) for entity_id in ids)
+    )
+    return dict(zip(ids, found, strict=True))
+
+
 def _name_units(query: str, tenant_id: TenantId, limit: int) -> list[str]:
     """The checked query's units, or `[]` when there is nothing to look up."""
     check_tenant_id(tenant_id)
@@ -308,7 +364,9 @@ def _name_units(query: str, tenant_id: TenantId, limit: int) -> list[str]:
     return units if limit else []
 
 
-class GraphStoreBase(GraphStore, MergedIdReader, TenantCounterBase):
+class GraphStoreBase(
+    GraphStore, MergedIdReader, MergedIdBatchReader, RelationshipBatchReader, TenantCounterBase
+):
     """A `GraphStore` whose public methods check their arguments, then call its hooks.
 
     Every check of the port's contract runs here, once, so every store built
@@ -401,6 +459,18 @@ class GraphStoreBase(GraphStore, MergedIdReader, TenantCounterBase):
         found = await self._merged_ids(entity_id, tenant_id)
         return sorted(set(found) - {entity_id}, key=str)
 
+    async def merged_ids_of(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, list[EntityId]]:
+        """`merged_ids` of each requested id, read at once; see `MergedIdBatchReader`."""
+        ids = list(dict.fromkeys(check_entity_ids(entity_ids)))
+        check_tenant_id(tenant_id)
+        found = await self._merged_ids_of(ids, tenant_id) if ids else {}
+        return {
+            entity_id: sorted(set(found.get(entity_id, ())) - {entity_id}, key=str)
+            for entity_id in ids
+        }
+
     async def find_entities(
         self,
         tenant_id: TenantId,
@@ -455,6 +525,15 @@ class GraphStoreBase(GraphStore, MergedIdReader, TenantCounterBase):
         check_entity_id(entity_id), check_tenant_id(tenant_id)
         check_optional_name(relationship_type, argument="relationship_type")
         return await self._get_relationships(entity_id, tenant_id, relationship_type)
+
+    async def relationships_of(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, list[Relationship]]:
+        """`get_relationships` of each requested id, read at once; see `RelationshipBatchReader`."""
+        ids = list(dict.fromkeys(check_entity_ids(entity_ids)))
+        check_tenant_id(tenant_id)
+        found = await self._relationships_of(ids, tenant_id) if ids else {}
+        return {entity_id: found.get(entity_id, []) for entity_id in ids}
 
     async def neighbors(
         self, entity_id: EntityId, tenant_id: TenantId, *, depth: int = 1
@@ -514,6 +593,12 @@ class GraphStoreBase(GraphStore, MergedIdReader, TenantCounterBase):
     async def _merged_ids(self, entity_id: EntityId, tenant_id: TenantId) -> Iterable[EntityId]:
         """The ids whose chain of merges ends at `entity_id`, in any order."""
 
+    async def _merged_ids_of(
+        self, entity_ids: list[EntityId], tenant_id: TenantId
+    ) -> Mapping[EntityId, Iterable[EntityId]]:
+        """`_merged_ids` of each distinct id; an adapter overrides it to read them at once."""
+        return {entity_id: await self._merged_ids(entity_id, tenant_id) for entity_id in entity_ids}
+
     @abstractmethod
     async def _find_entities(
         self, tenant_id: TenantId, name: str | None, entity_type: str | None, limit: int | None
@@ -543,6 +628,15 @@ class GraphStoreBase(GraphStore, MergedIdReader, TenantCounterBase):
         self, entity_id: EntityId, tenant_id: TenantId, relationship_type: str | None
     ) -> list[Relationship]:
         """Relationships touching the entity, of the type if one is given, by `str(id)`."""
+
+    async def _relationships_of(
+        self, entity_ids: list[EntityId], tenant_id: TenantId
+    ) -> Mapping[EntityId, list[Relationship]]:
+        """`_get_relationships` of each distinct id, any type; an adapter reads them at once."""
+        return {
+            entity_id: await self._get_relationships(entity_id, tenant_id, None)
+            for entity_id in entity_ids
+        }
 
     @abstractmethod
     async def _neighbors(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
 from redstring.domain.events import (
@@ -14,7 +13,7 @@ from redstring.domain.events import (
 )
 from redstring.domain.merging import ALIASES_KEY, absorb
 from redstring.domain.validation import check_collaborator
-from redstring.ports.graph_store import GraphStore, MergedIdReader
+from redstring.ports.graph_store import GraphStore, MergedIdReader, read_merged_ids
 
 if TYPE_CHECKING:
     from redstring.domain.entity import Entity
@@ -132,8 +131,8 @@ class GraphProjection:
                 folds[entity.id] = folded
         if folds:
             assert merges is not None
-            asked = await asyncio.gather(*(merges.merged_ids(key, tenant) for key in folds))
-            for (entity_id, folded), merged in zip(folds.items(), asked, strict=True):
-                if merged:
+            asked = await read_merged_ids(merges, list(folds), tenant)
+            for entity_id, folded in folds.items():
+                if asked[entity_id]:
                     writes[entity_id] = folded
         return writes

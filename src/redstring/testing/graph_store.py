@@ -26,6 +26,7 @@ from redstring.domain.limits import MAX_DEPTH, MAX_LIMIT, MAX_NAME_LENGTH
 from redstring.ports.graph_store import GraphStore, MergedIdReader
 from redstring.ports.tenants import TenantCounter
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.graph_batches import GraphBatchReadCompliance
 from redstring.testing.lifetime import StoreLifetimeCompliance
 from redstring.testing.name_candidates import NameCandidateCompliance
 from redstring.testing.support import property_settings, run
@@ -578,6 +579,7 @@ class GraphTenantCounterCompliance(TenantCounterCompliance):
 class GraphStoreCompliance(
     GraphReaderWriterCompliance,
     GraphMergeCompliance,
+    GraphBatchReadCompliance,
     NameCandidateCompliance,
     GraphTenantCounterCompliance,
     StoreLifetimeCompliance[GraphStore],

@@ -174,6 +174,15 @@ class Sql:
             SELECT body FROM {s}.graph_relationships
             WHERE tenant_id = $1
               AND (source_entity_id = ANY($2::uuid[]) OR target_entity_id = ANY($2::uuid[]))"""
+        # `relationships` of every id of $2 at once, of any type, by id.
+        self.touching_with_ids = f"""
+            SELECT id, body FROM (
+                SELECT id, body FROM {s}.graph_relationships
+                WHERE tenant_id = $1 AND source_entity_id = ANY($2::uuid[])
+                UNION
+                SELECT id, body FROM {s}.graph_relationships
+                WHERE tenant_id = $1 AND target_entity_id = ANY($2::uuid[])
+            ) AS both_ends ORDER BY id"""
         self.drop_absorbed = (
             self.delete_keys,
             f"DELETE FROM {s}.graph_entities WHERE tenant_id = $1 AND id = ANY($2::uuid[])",
@@ -194,6 +203,18 @@ class Sql:
                 WHERE c.hops < {_MAX_MERGE_HOPS}
             )
             SELECT DISTINCT id FROM merged WHERE hops > 0"""
+        # `merged_into` for every id of $2 at once, each row (requested id, merged id).
+        self.merged_into_each = f"""
+            WITH RECURSIVE merged (root, id, hops) AS (
+                SELECT asked.id, asked.id, 0 FROM unnest($2::uuid[]) AS asked (id)
+                WHERE NOT EXISTS (
+                    SELECT 1 FROM {s}.graph_merges WHERE tenant_id = $1 AND merged_id = asked.id)
+                UNION ALL
+                SELECT c.root, m.merged_id, c.hops + 1 FROM merged AS c
+                JOIN {s}.graph_merges AS m ON m.tenant_id = $1 AND m.canonical_id = c.id
+                WHERE c.hops < {_MAX_MERGE_HOPS}
+            )
+            SELECT DISTINCT root, id FROM merged WHERE hops > 0"""
         self.forget_merges_into = f"""
             WITH RECURSIVE gone (id) AS (
                 SELECT $2::uuid

@@ -39,7 +39,7 @@ from redstring.ports.graph_store import LendingGraphStoreBase
 from redstring.ports.lifetime import AsyncClosable
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from redstring.domain.ids import EntityId, RelationshipId, TenantId
 
@@ -453,6 +453,21 @@ class InMemoryGraphStore(AsyncClosable, LendingGraphStoreBase):
         if tenant is None or not tenant.redirects:
             return []
         return [merged for merged in tenant.redirects if tenant.resolve(merged) == entity_id]
+
+    async def _merged_ids_of(
+        self, entity_ids: list[EntityId], tenant_id: TenantId
+    ) -> Mapping[EntityId, Iterable[EntityId]]:
+        """Every redirect resolved once, not once per requested id."""
+        tenant = self._tenants.get(tenant_id)
+        if tenant is None or not tenant.redirects:
+            return {}
+        wanted = set(entity_ids)
+        found: dict[EntityId, list[EntityId]] = {}
+        for merged in tenant.redirects:
+            canonical = tenant.resolve(merged)
+            if canonical in wanted:
+                found.setdefault(canonical, []).append(merged)
+        return found
 
     async def _find_name_candidates(
         self, units: list[str], tenant_id: TenantId, limit: int

@@ -400,6 +400,18 @@ class PostgresGraphStore(AsyncClosable, LendingGraphStoreBase):
         rows = await self._fetch(self._sql.merged_into, tenant_id, entity_id)
         return [EntityId(UUID(bytes=row[0].bytes)) for row in rows]
 
+    async def _merged_ids_of(
+        self, entity_ids: list[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, list[EntityId]]:
+        """One query: the merges into every requested id, walked backwards together."""
+        rows = await self._fetch(self._sql.merged_into_each, tenant_id, entity_ids)
+        found: dict[EntityId, list[EntityId]] = {}
+        for root, merged in rows:
+            found.setdefault(EntityId(UUID(bytes=root.bytes)), []).append(
+                EntityId(UUID(bytes=merged.bytes))
+            )
+        return found
+
     async def _find_entities(
         self, tenant_id: TenantId, name: str | None, entity_type: str | None, limit: int | None
     ) -> list[Entity]:
@@ -575,6 +587,21 @@ class PostgresGraphStore(AsyncClosable, LendingGraphStoreBase):
         """Relationships with the entity at either end, ordered by `str(id)`."""
         rows = await self._fetch(self._sql.relationships, tenant_id, entity_id, relationship_type)
         return [Relationship.model_validate_json(row[1]) for row in rows]
+
+    async def _relationships_of(
+        self, entity_ids: list[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, list[Relationship]]:
+        """One query for every requested id's relationships, each parsed per end it is listed at."""
+        rows = await self._fetch(self._sql.touching_with_ids, tenant_id, entity_ids)
+        wanted = set(entity_ids)
+        found: dict[EntityId, list[Relationship]] = {}
+        for _, body in rows:  # by `str(id)`, so each list is too
+            first = Relationship.model_validate_json(body)
+            ends = {first.source_entity_id, first.target_entity_id} & wanted
+            for index, end in enumerate(sorted(ends, key=str)):
+                copy = first if index == 0 else Relationship.model_validate_json(body)
+                found.setdefault(end, []).append(copy)
+        return found
 
     async def _neighbors(
         self, entity_id: EntityId, tenant_id: TenantId, depth: int

@@ -412,6 +412,23 @@ class SqliteGraphStore(AsyncClosable, GraphStoreBase):
         )
         return [EntityId(UUID(row[0])) for row in rows]
 
+    async def _merged_ids_of(
+        self, entity_ids: list[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, list[EntityId]]:
+        """One trip to the worker, one snapshot: `_MERGED_INTO` per id."""
+        tenant = str(tenant_id)
+
+        def read(connection: sqlite3.Connection) -> dict[EntityId, list[EntityId]]:
+            found: dict[EntityId, list[EntityId]] = {}
+            with _read_transaction(connection):
+                for entity_id in entity_ids:
+                    start = str(entity_id)
+                    rows = connection.execute(_MERGED_INTO, (start, tenant, start, tenant))
+                    found[entity_id] = [EntityId(UUID(row[0])) for row in rows]
+            return found
+
+        return await self._run(read)
+
     async def _delete_entity(self, entity_id: EntityId, tenant_id: TenantId) -> bool:
         return await self._run(lambda connection: _delete_entity(connection, entity_id, tenant_id))
 
@@ -508,6 +525,20 @@ class SqliteGraphStore(AsyncClosable, GraphStoreBase):
                 connection, entity_id, tenant_id, relationship_type
             )
         )
+
+    async def _relationships_of(
+        self, entity_ids: list[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, list[Relationship]]:
+        """One trip to the worker, one snapshot: each id's relationships by its endpoint indexes."""
+
+        def read(connection: sqlite3.Connection) -> dict[EntityId, list[Relationship]]:
+            with _read_transaction(connection):
+                return {
+                    entity_id: _read_relationships(connection, entity_id, tenant_id, None)
+                    for entity_id in entity_ids
+                }
+
+        return await self._run(read)
 
     async def _neighbors(
         self, entity_id: EntityId, tenant_id: TenantId, depth: int

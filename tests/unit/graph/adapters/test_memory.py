@@ -14,8 +14,9 @@ from redstring.domain.ids import EntityId
 from redstring.domain.names import MIN_SHARED_UNITS, entity_name_units, query_name_units
 from redstring.graph import name_index
 from redstring.graph.adapters.memory import InMemoryGraphStore
-from redstring.ports.graph_store import GraphStore
+from redstring.ports.graph_store import GraphStore, GraphStoreBase
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity
+from redstring.testing.graph_batches import GraphBatchReadCompliance
 from redstring.testing.graph_store import GraphStoreCompliance
 from redstring.testing.name_candidates import SharedNameCandidateCompliance
 
@@ -26,6 +27,18 @@ class TestInMemoryGraphStore(GraphStoreCompliance, SharedNameCandidateCompliance
 
     def test_it_satisfies_the_port(self) -> None:
         assert isinstance(InMemoryGraphStore(), GraphStore)
+
+
+class _OneIdAtATime(InMemoryGraphStore):
+    """A store whose batch reads are the base's defaults: one hook call per requested id."""
+
+    _merged_ids_of = GraphStoreBase._merged_ids_of
+    _relationships_of = GraphStoreBase._relationships_of
+
+
+class TestTheBasesBatchReadsOneIdAtATime(GraphBatchReadCompliance):
+    def new_store(self) -> GraphStore:
+        return _OneIdAtATime()
 
 
 class TestInMemoryGraphStoreWalkingItsNameIndex(GraphStoreCompliance):

@@ -1,0 +1,116 @@
+"""The batch reads of a graph store, as a suite: each must answer as its one-id read does.
+
+`GraphBatchReadCompliance` is part of `GraphStoreCompliance`; a store built
+on `GraphStoreBase` offers both reads (`relationships_of`, `merged_ids_of`;
+ADR 0122), so every adapter's suite runs it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from uuid import UUID
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from redstring.domain.ids import EntityId
+from redstring.ports.graph_store import (
+    MergedIdBatchReader,
+    MergedIdReader,
+    RelationshipBatchReader,
+)
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+from redstring.testing.support import property_settings, run
+
+if TYPE_CHECKING:
+    from redstring.ports.graph_store import GraphStore
+
+#: Edges among five entities, as (source, target) numbers.
+edge_lists = st.lists(st.tuples(st.integers(1, 5), st.integers(1, 5)), max_size=8)
+
+
+def _ids(*numbers: int) -> list[EntityId]:
+    """Fixed ids whose string order is their numbers' order."""
+    return [EntityId(UUID(int=number)) for number in numbers]
+
+
+class GraphBatchReadCompliance:
+    """`relationships_of` and `merged_ids_of`: each requested id as its own read, at once."""
+
+    def new_store(self) -> GraphStore:
+        raise NotImplementedError
+
+    @property_settings(30)
+    @given(edges=edge_lists, asked=st.lists(st.integers(1, 7), max_size=6))
+    @example(edges=[], asked=[1])
+    @example(edges=[(1, 1), (1, 2)], asked=[1, 2, 1])
+    def test_relationships_of_is_each_ids_get_relationships(
+        self, edges: list[tuple[int, int]], asked: list[int]
+    ) -> None:
+        async def scenario() -> None:
+            store = self.new_store()
+            assert isinstance(store, RelationshipBatchReader)
+            entities = {n: make_entity(id=_ids(n)[0]) for n in range(1, 6)}
+            # The same ids in another tenant, joined otherwise: a forced collision.
+            theirs = {n: make_entity(id=_ids(n)[0], tenant_id=OTHER_TENANT) for n in range(1, 6)}
+            await store.upsert_entities([*entities.values(), *theirs.values()])
+            await store.upsert_relationships(
+                [make_relationship(entities[a], entities[b]) for a, b in edges]
+                + [make_relationship(theirs[1], theirs[n]) for n in range(2, 6)]
+            )
+            ids = _ids(*asked)
+            found = await store.relationships_of(ids, TENANT)
+            assert list(found) == list(dict.fromkeys(ids))
+            for entity_id in ids:
+                assert found[entity_id] == await store.get_relationships(entity_id, TENANT)
+
+        run(scenario())
+
+    async def test_a_relationship_joining_two_requested_ids_is_listed_at_each_as_its_own_copy(
+        self,
+    ) -> None:
+        store = self.new_store()
+        assert isinstance(store, RelationshipBatchReader)
+        a, b = (make_entity(id=entity_id) for entity_id in _ids(1, 2))
+        await store.upsert_entities([a, b])
+        edge = make_relationship(a, b)
+        await store.upsert_relationships([edge])
+        found = await store.relationships_of([a.id, b.id], TENANT)
+        assert found == {a.id: [edge], b.id: [edge]}
+        assert found[a.id][0] is not found[b.id][0]
+        assert await store.relationships_of([], TENANT) == {}
+        assert await store.relationships_of([a.id], OTHER_TENANT) == {a.id: []}
+
+    async def test_merged_ids_of_is_each_ids_merged_ids(self) -> None:
+        store = self.new_store()
+        assert isinstance(store, MergedIdBatchReader)
+        assert isinstance(store, MergedIdReader)
+        a, b, c, d, e = (make_entity(id=entity_id) for entity_id in _ids(1, 2, 3, 4, 5))
+        theirs = [make_entity(id=entity_id, tenant_id=OTHER_TENANT) for entity_id in _ids(1, 2)]
+        await store.upsert_entities([a, b, c, d, e, *theirs])
+        every = _ids(1, 2, 3, 4, 5, 9)
+        assert await store.merged_ids_of(every, TENANT) == {key: [] for key in every}
+        await store.merge_entities(b, [c.id])
+        await store.merge_entities(a, [d.id, b.id])
+        await store.merge_entities(theirs[0], [theirs[1].id])
+        found = await store.merged_ids_of([*every, a.id], TENANT)
+        assert found == {
+            entity_id: await store.merged_ids(entity_id, TENANT) for entity_id in every
+        }
+        assert found[a.id] == [b.id, c.id, d.id]
+        assert await store.merged_ids_of(_ids(1), OTHER_TENANT) == {a.id: _ids(2)}
+        await store.unmerge_entities([b.id], TENANT)
+        assert await store.merged_ids_of([a.id, b.id], TENANT) == {a.id: [d.id], b.id: [c.id]}
+        assert await store.merged_ids_of([], TENANT) == {}
+
+    @pytest.mark.parametrize("read", ["relationships_of", "merged_ids_of"])
+    async def test_a_bad_id_or_tenant_is_refused_by_name(self, read: str) -> None:
+        store = self.new_store()
+        call = getattr(store, read)
+        with pytest.raises(ValueError, match=r"^entity_ids\[1\] must be an EntityId"):
+            await call([*_ids(1), "not-an-id"], TENANT)
+        with pytest.raises(ValueError, match=r"^tenant_id must be a TenantId"):
+            await call(_ids(1), str(TENANT))
+        with pytest.raises(ValueError, match="entity_ids"):
+            await call("not-a-list", TENANT)
