@@ -257,7 +257,7 @@ async def _link_mentions(
                                 known.add(name_key(name), entity.id, lowercase=True)
         for chunk, words in read:
             for span in known.find(chunk.text, words=words, proper_only=True):
-                said_lowercase = not starts_proper(chunk.text[span.start : span.end])
+                said_lowercase = lowercase and not starts_proper(chunk.text[span.start : span.end])
                 mentions.extend(
                     Mention(
                         tenant_id=tenant_id,

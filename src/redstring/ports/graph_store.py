@@ -29,7 +29,7 @@ from redstring.domain.validation import (
 from redstring.ports.tenants import TenantCounterBase
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId, RelationshipId, TenantId
@@ -338,9 +338,7 @@ async def read_merged_ids(
     """`merged_ids` of each distinct id: one `merged_ids_of` where `graph` offers it (ADR 0122)."""
     if isinstance(graph, MergedIdBatchReader):
         return await graph.merged_ids_of(entity_ids, tenant_id)
-    ids = list(dict.fromkeys(entity_ids))
-    found = await asyncio.gather(*(graph.merged_ids(entity_id, tenant_id) for entity_id in ids))
-    return dict(zip(ids, found, strict=True))
+    return await _each(entity_ids, lambda entity_id: graph.merged_ids(entity_id, tenant_id))
 
 
 async def read_relationships(
@@ -349,11 +347,17 @@ async def read_relationships(
     """`get_relationships` of each distinct id: one `relationships_of` where `graph` offers it."""
     if isinstance(graph, RelationshipBatchReader):
         return await graph.relationships_of(entity_ids, tenant_id)
-    ids = list(dict.fromkeys(entity_ids))
-    found = await asyncio.gather(
-        *(graph.get_relationships(entity_id, tenant_id) for entity_id in ids)
+    return await _each(entity_ids, lambda entity_id: graph.get_relationships(entity_id, tenant_id))
+
+
+async def _each[T](
+    entity_ids: Sequence[EntityId], read: Callable[[EntityId], Awaitable[T]]
+) -> dict[EntityId, T]:
+    """`read` of each distinct id, once the ids are checked as a batch read checks them."""
+    ids = list(dict.fromkeys(check_entity_ids(entity_ids)))
+    return dict(
+        zip(ids, await asyncio.gather(*(read(entity_id) for entity_id in ids)), strict=True)
     )
-    return dict(zip(ids, found, strict=True))
 
 
 def _name_units(query: str, tenant_id: TenantId, limit: int) -> list[str]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+import pytest
+
 from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.graph.walk import walk
 from redstring.ports.graph_store import (
@@ -110,3 +112,10 @@ async def test_a_walk_reads_each_hops_relationships_in_one_call_and_walks_as_bef
     assert (graph.batches, graph.singles) == ([1, 3], 0)
     assert await walked(OneAtATime(graph)) == batched
     assert graph.singles == 4
+
+
+async def test_without_batch_reads_a_bad_id_is_refused_by_name() -> None:
+    alone = OneAtATime(InMemoryGraphStore())
+    for read in (read_relationships, read_merged_ids):
+        with pytest.raises(ValueError, match=r"^entity_ids\[1\] must be an EntityId"):
+            await read(alone, [make_entity().id, ["not", "an", "id"]], TENANT)  # type: ignore[list-item]
