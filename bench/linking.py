@@ -6,7 +6,8 @@ planted in them, names and aliases both, and a graph of those 4,000 cities.
 The filler is 14 words, or with `--prose` words drawn as often as the
 docstrings of Python's standard library use them (thousands of distinct
 words, as real prose has: what `link_lowercase` pays for). Prints, measured
-in one run, for in-memory stores (the graph on SQLite with `--sqlite`):
+in one run, for in-memory stores (the graph on SQLite with `--sqlite`, on
+an embedded Postgres server started for the run with `--postgres`):
 
 - `import_documents` without a graph (cut, indexed, recorded): the baseline;
 - the same documents with the graph, so every mention is linked;
@@ -18,7 +19,7 @@ then how many of the planted names were linked (recall) and how many links
 were not planted (each namesake counts), and the machine's load.
 
 Usage: `uv run --all-extras python bench/linking.py [--documents 2000]
-[--prose] [--sqlite]`
+[--prose] [--sqlite | --postgres]`
 """
 
 from __future__ import annotations
@@ -29,12 +30,18 @@ import asyncio
 import json
 import random
 import re
+import shutil
+import sys
 import sysconfig
 import tempfile
 import time
 from pathlib import Path
 from uuid import UUID, uuid5
 
+if __package__ in (None, ""):  # run as `python bench/linking.py`, as its usage says
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.postgres import start_server
 from redstring import (
     Entity,
     EntityId,
@@ -48,6 +55,7 @@ from redstring import (
     import_documents,
     normalize_name,
 )
+from redstring.graph.adapters.postgres import PostgresGraphStore
 
 CITIES = Path(__file__).resolve().parents[1] / "docs" / "examples" / "data" / "cities.jsonl"
 TENANT = TenantId(UUID("00000000-0000-4000-8000-000000000001"))
@@ -128,7 +136,7 @@ def documents(
 
 async def timed(
     batch: list[SourceDocument],
-    graph: InMemoryGraphStore | SqliteGraphStore | None,
+    graph: InMemoryGraphStore | SqliteGraphStore | PostgresGraphStore | None,
     *,
     link_lowercase: bool = False,
 ) -> tuple[float, int]:
@@ -141,9 +149,15 @@ async def timed(
     return time.perf_counter() - began, report.mentions
 
 
-async def main(count: int, *, prose: bool, sqlite: Path | None) -> None:
+async def main(count: int, *, prose: bool, sqlite: Path | None, postgres: str | None) -> None:
     entities = cities()
-    graph = InMemoryGraphStore() if sqlite is None else SqliteGraphStore(sqlite)
+    graph: InMemoryGraphStore | SqliteGraphStore | PostgresGraphStore = (
+        InMemoryGraphStore()
+        if sqlite is None and postgres is None
+        else SqliteGraphStore(sqlite)
+        if sqlite is not None
+        else PostgresGraphStore(postgres or "", schema="bench_linking")
+    )
     await graph.upsert_entities(entities)
     filler = prose_words() if prose else FILLER
     batch, planted = documents(count, entities, filler)
@@ -151,11 +165,11 @@ async def main(count: int, *, prose: bool, sqlite: Path | None) -> None:
     baseline, _ = await timed(batch, None)
     linked, mentions = await timed(batch, graph)
     lowercase, lowercase_mentions = await timed(batch, graph, link_lowercase=True)
-    if isinstance(graph, SqliteGraphStore):
-        await graph.close()
+    kind = {"InMemory": "in-memory", "Sqlite": "SQLite"}.get(type(graph).__name__[:-10], "Postgres")
+    await graph.close()
     print(
         f"{count:,} documents (~{chunk_count:,} chunks), {len(entities):,} cities in the "
-        f"{'SQLite' if sqlite else 'in-memory'} graph, {len(set(filler)):,} distinct filler words"
+        f"{kind} graph, {len(set(filler)):,} distinct filler words"
     )
     for name, seconds in (
         ("unlinked (baseline)", baseline),
@@ -178,13 +192,24 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=2000)
     parser.add_argument("--prose", action="store_true", help="real prose's vocabulary as filler")
-    parser.add_argument("--sqlite", action="store_true", help="the graph in a SQLite file")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--sqlite", action="store_true", help="the graph in a SQLite file")
+    where.add_argument("--postgres", action="store_true", help="the graph on a Postgres server")
     arguments = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        asyncio.run(
-            main(
-                arguments.documents,
-                prose=arguments.prose,
-                sqlite=Path(folder) / "graph.db" if arguments.sqlite else None,
+    server, home, dsn = None, None, None
+    if arguments.postgres:
+        dsn, server, home = start_server(keep=False, shared_buffers="256MB")
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            asyncio.run(
+                main(
+                    arguments.documents,
+                    prose=arguments.prose,
+                    sqlite=Path(folder) / "graph.db" if arguments.sqlite else None,
+                    postgres=dsn,
+                )
             )
-        )
+    finally:
+        if server is not None:
+            server.cleanup()  # type: ignore[attr-defined]
+            shutil.rmtree(home or "", ignore_errors=True)

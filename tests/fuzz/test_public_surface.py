@@ -237,6 +237,7 @@ VALID: dict[str, Callable[[World], Any]] = {
     "min_score": lambda _: 0.1,
     "entity_types": lambda _: ["person"],
     "query": lambda _: "Ada Lovelace",
+    "queries": lambda _: ["Ada Lovelace", "Babbage"],
     "mode": lambda _: RetrievalMode.HYBRID,
     "text": lambda _: "Ada Lovelace wrote the first program.",
     "texts": lambda _: ["Ada Lovelace"],

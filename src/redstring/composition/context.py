@@ -41,7 +41,8 @@ from redstring.domain.validation import (
 from redstring.graph.walk import PassageMention, Walk, score_passages, walk
 from redstring.ports.chunk_store import ChunkReader, MentionReader
 from redstring.ports.embedding import EmbeddingProvider
-from redstring.ports.graph_store import GraphReader, MergedIdReader, read_merged_ids
+from redstring.ports.graph_reads import read_merged_ids
+from redstring.ports.graph_store import GraphReader, MergedIdReader
 from redstring.ports.vector_store import VectorReader
 
 if TYPE_CHECKING:

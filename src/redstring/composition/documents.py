@@ -58,6 +58,7 @@ from redstring.extraction.chunking import Chunker, SlidingWindowChunker
 from redstring.ports.chunk_store import ChunkStore
 from redstring.ports.embedding import EmbeddingProvider, PassageEmbedder
 from redstring.ports.event_log import EventLog
+from redstring.ports.graph_batches import NameCandidateBatchReader, SharedNameCandidateBatchReader
 from redstring.ports.graph_store import (
     GraphReader,
     MergedIdReader,
@@ -75,8 +76,8 @@ if TYPE_CHECKING:
     from redstring.domain.events import Event
     from redstring.extraction.chunking import Chunk as Piece
 
-#: A name-index lookup: `find_name_candidates` or `find_shared_name_candidates`.
-type _Lookup = Callable[..., Awaitable[list[Entity]]]
+#: A batch name-index lookup: `find_name_candidates_of`, its lending form, or a loop.
+type _Lookup = Callable[..., Awaitable[dict[str, list[Entity]]]]
 #: The uuid5 namespace of chunk ids. Changing it changes every chunk id: a wire format.
 _CHUNK_ID_NAMESPACE: Final = UUID("2b7c9e14-5d3a-5f60-8e21-9a4c7b0d3f58")
 #: The characters of a passage `import_documents` cuts by default, and their overlap.
@@ -84,6 +85,10 @@ _PASSAGE_SIZE: Final = 1000
 _PASSAGE_OVERLAP: Final = 100
 #: The name-index candidates first asked for per word; doubled while they may be too few.
 _FIRST_LIMIT: Final = 16
+#: Documents whose new words are looked up in one batch read while linking:
+#: the first group, doubled group by group up to the last (ADR 0123).
+_FIRST_LINK_GROUP: Final = 16
+_LAST_LINK_GROUP: Final = 1024
 #: Passages embedded per model call.
 _EMBED_BATCH: Final = 64
 
@@ -217,7 +222,8 @@ async def _link_mentions(
     """Mentions of the graph's entities in each document's chunks: names and aliases, whole words.
 
     Each distinct word a name could start at (one not written in lowercase,
-    `find_names`'s `proper_only`) is looked up once in the name index, and
+    `find_names`'s `proper_only`) is looked up once in the name index, the
+    new words of a group of documents in one batch read (ADR 0123), and
     every name of every candidate is kept; a match is then exact on folded
     words, leftmost-longest. With `lowercase`, every distinct word is looked
     up, and a name written in lowercase (`written_lowercase`: an entity's
@@ -227,26 +233,28 @@ async def _link_mentions(
     A word more than `NAME_CANDIDATE_LIMIT` entities' names share may miss
     some of them. `on_progress(done, total)` follows the documents.
     """
-    lookup: _Lookup = (
-        graph.find_shared_name_candidates
-        if isinstance(graph, SharedNameCandidateReader)
-        else graph.find_name_candidates
-    )
+    lookup = _batch_lookup(graph)
     looked_up: set[str] = set()
     seen: set[EntityId] = set()
     known: KnownNames[EntityId] = KnownNames()
     mentions: list[Mention] = []
-    for done, chunks in enumerate(documents, start=1):
-        read = [(chunk, text_words(chunk.text)) for chunk in chunks]
+    begin, size = 0, _FIRST_LINK_GROUP
+    while begin < len(documents):
+        group = [
+            [(chunk, text_words(chunk.text)) for chunk in chunks]
+            for chunks in documents[begin : begin + size]
+        ]
         starts = {
             word.folded
+            for read in group
             for chunk, words in read
             for word in words
             if lowercase or starts_proper(chunk.text[word.start : word.end])
         }
-        for word in sorted(starts - looked_up):
-            looked_up.add(word)
-            for entity in await _holders(lookup, word, tenant_id):
+        new = sorted(starts - looked_up)
+        looked_up.update(new)
+        for found in (await _holders_of(lookup, new, tenant_id)).values():
+            for entity in found:
                 if entity.id not in seen:  # every name at once: each entity is folded once
                     seen.add(entity.id)
                     for name in entity_names(entity):
@@ -255,45 +263,79 @@ async def _link_mentions(
                         for name in (entity.name, *string_aliases(entity)):
                             if written_lowercase(name):
                                 known.add(name_key(name), entity.id, lowercase=True)
-        for chunk, words in read:
-            for span in known.find(chunk.text, words=words, proper_only=True):
-                said_lowercase = lowercase and not starts_proper(chunk.text[span.start : span.end])
-                mentions.extend(
-                    Mention(
-                        tenant_id=tenant_id,
-                        chunk_id=chunk.id,
-                        entity_id=entity_id,
-                        start=span.start,
-                        end=span.end,
+        for done, read in enumerate(group, start=begin + 1):
+            for chunk, words in read:
+                for span in known.find(chunk.text, words=words, proper_only=True):
+                    said_lowercase = lowercase and not starts_proper(
+                        chunk.text[span.start : span.end]
                     )
-                    for entity_id in known.items_of(span.folded, lowercase=said_lowercase)
-                )
-        if on_progress is not None:
-            on_progress(done, len(documents))
+                    mentions.extend(
+                        Mention(
+                            tenant_id=tenant_id,
+                            chunk_id=chunk.id,
+                            entity_id=entity_id,
+                            start=span.start,
+                            end=span.end,
+                        )
+                        for entity_id in known.items_of(span.folded, lowercase=said_lowercase)
+                    )
+            if on_progress is not None:
+                on_progress(done, len(documents))
+        # Each group's candidates are read whole, those of earlier groups
+        # again: groups that double keep the rereads to a few per entity.
+        begin, size = begin + size, min(2 * size, _LAST_LINK_GROUP)
     return mentions
 
 
-async def _holders(lookup: _Lookup, word: str, tenant_id: TenantId) -> list[Entity]:
-    """The candidates for `word` down to the last that holds all its units, at most the limit.
+def _batch_lookup(graph: NameCandidateReader) -> _Lookup:
+    """The graph's batch read of name candidates, lent where it lends, else one read per word."""
+    if isinstance(graph, SharedNameCandidateBatchReader):
+        return graph.find_shared_name_candidates_of
+    if isinstance(graph, NameCandidateBatchReader):
+        return graph.find_name_candidates_of
+    single = (
+        graph.find_shared_name_candidates
+        if isinstance(graph, SharedNameCandidateReader)
+        else graph.find_name_candidates
+    )
+
+    async def each(
+        words: Sequence[str], tenant_id: TenantId, *, limit: int
+    ) -> dict[str, list[Entity]]:
+        return {word: await single(word, tenant_id, limit=limit) for word in words}
+
+    return each
+
+
+async def _holders_of(
+    lookup: _Lookup, words: Sequence[str], tenant_id: TenantId
+) -> dict[str, list[Entity]]:
+    """Each word's candidates down to the last that holds all its units, at most the limit.
 
     Candidates come ordered by the units they share, most first, so every
     entity with a name holding the word comes before any that shares fewer
-    of its units: the limit doubles from `_FIRST_LIMIT` until the last
+    of its units: a word's limit doubles from `_FIRST_LIMIT` until its last
     candidate falls short, or fewer come back than asked, or the limit is
-    `NAME_CANDIDATE_LIMIT`. A store that lends its own entities
-    (`find_shared_name_candidates`) is read in place: only names are read.
+    `NAME_CANDIDATE_LIMIT`; the words still short are asked again together.
+    A store that lends its own entities is read in place: only names are
+    read.
     """
-    wanted = set(word_units(word))
-    limit = _FIRST_LIMIT
-    while True:
-        found = await lookup(word, tenant_id, limit=limit)
-        if (
-            len(found) < limit
-            or limit >= NAME_CANDIDATE_LIMIT
-            or not wanted <= entity_name_units(found[-1])
-        ):
-            return found
-        limit = min(2 * limit, NAME_CANDIDATE_LIMIT)
+    holders: dict[str, list[Entity]] = {}
+    pending, limit = list(words), _FIRST_LIMIT
+    while pending:
+        found = await lookup(pending, tenant_id, limit=limit)
+        short = []
+        for word in pending:
+            if (
+                len(found[word]) < limit
+                or limit >= NAME_CANDIDATE_LIMIT
+                or not set(word_units(word)) <= entity_name_units(found[word][-1])
+            ):
+                holders[word] = found[word]
+            else:
+                short.append(word)
+        pending, limit = short, min(2 * limit, NAME_CANDIDATE_LIMIT)
+    return holders
 
 
 async def _embed_passages(

@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from redstring.ports.graph_store import read_relationships
+from redstring.ports.graph_reads import read_relationships
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

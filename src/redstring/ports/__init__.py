@@ -17,6 +17,12 @@ from redstring.ports.chunk_store import (
 )
 from redstring.ports.embedding import EmbeddingProvider, PassageEmbedder
 from redstring.ports.event_log import EntityEventReader, EventLog, EventLogBase, StoredEvent
+from redstring.ports.graph_batches import (
+    MergedIdBatchReader,
+    NameCandidateBatchReader,
+    RelationshipBatchReader,
+    SharedNameCandidateBatchReader,
+)
 from redstring.ports.graph_store import (
     EntityReader,
     GraphMerge,
@@ -26,11 +32,9 @@ from redstring.ports.graph_store import (
     GraphStoreBase,
     GraphWriter,
     LendingGraphStoreBase,
-    MergedIdBatchReader,
     MergedIdReader,
     MergeResolver,
     NameCandidateReader,
-    RelationshipBatchReader,
     SharedNameCandidateReader,
 )
 from redstring.ports.lifetime import AsyncClosable
@@ -70,9 +74,11 @@ __all__ = [
     "MergeResolver",
     "MergedIdBatchReader",
     "MergedIdReader",
+    "NameCandidateBatchReader",
     "NameCandidateReader",
     "PassageEmbedder",
     "RelationshipBatchReader",
+    "SharedNameCandidateBatchReader",
     "SharedNameCandidateReader",
     "StoredEvent",
     "TenantCounter",

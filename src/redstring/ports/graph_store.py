@@ -7,7 +7,6 @@ copies, so a caller can never mutate what the store holds.
 
 from __future__ import annotations
 
-import asyncio
 from abc import abstractmethod
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -25,11 +24,18 @@ from redstring.domain.validation import (
     check_relationship_id,
     check_relationships,
     check_tenant_id,
+    check_texts,
+)
+from redstring.ports.graph_batches import (
+    MergedIdBatchReader,
+    NameCandidateBatchReader,
+    RelationshipBatchReader,
+    SharedNameCandidateBatchReader,
 )
 from redstring.ports.tenants import TenantCounterBase
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId, RelationshipId, TenantId
@@ -127,37 +133,6 @@ class MergedIdReader(MergeResolver, Protocol):
         into `entity_id` is listed. `[]` when nothing resolves to it, which
         includes an id that is itself merged away, and every id after an
         undo forgot its merge. See ADR 0085.
-        """
-        ...
-
-
-@runtime_checkable
-class MergedIdBatchReader(Protocol):
-    """Lists the ids merged into many entities in one read."""
-
-    async def merged_ids_of(
-        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
-    ) -> dict[EntityId, list[EntityId]]:
-        """`merged_ids` of each requested id, read at once; every requested id is a key.
-
-        Read from one snapshot; an id repeated in the request is one key.
-        See ADR 0122.
-        """
-        ...
-
-
-@runtime_checkable
-class RelationshipBatchReader(Protocol):
-    """Reads the relationships of many entities in one read."""
-
-    async def relationships_of(
-        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
-    ) -> dict[EntityId, list[Relationship]]:
-        """`get_relationships` of each requested id, read at once; every requested id is a key.
-
-        Read from one snapshot; an id repeated in the request is one key,
-        and a relationship joining two requested ids is in both lists, as
-        separate objects. See ADR 0122.
         """
         ...
 
@@ -332,32 +307,14 @@ class GraphStore(GraphReader, GraphWriter, GraphMerge, GraphPurge, Protocol):
     """Every graph store capability together."""
 
 
-async def read_merged_ids(
-    graph: MergedIdReader, entity_ids: Sequence[EntityId], tenant_id: TenantId
-) -> dict[EntityId, list[EntityId]]:
-    """`merged_ids` of each distinct id: one `merged_ids_of` where `graph` offers it (ADR 0122)."""
-    if isinstance(graph, MergedIdBatchReader):
-        return await graph.merged_ids_of(entity_ids, tenant_id)
-    return await _each(entity_ids, lambda entity_id: graph.merged_ids(entity_id, tenant_id))
-
-
-async def read_relationships(
-    graph: GraphReader, entity_ids: Sequence[EntityId], tenant_id: TenantId
-) -> dict[EntityId, list[Relationship]]:
-    """`get_relationships` of each distinct id: one `relationships_of` where `graph` offers it."""
-    if isinstance(graph, RelationshipBatchReader):
-        return await graph.relationships_of(entity_ids, tenant_id)
-    return await _each(entity_ids, lambda entity_id: graph.get_relationships(entity_id, tenant_id))
-
-
-async def _each[T](
-    entity_ids: Sequence[EntityId], read: Callable[[EntityId], Awaitable[T]]
-) -> dict[EntityId, T]:
-    """`read` of each distinct id, once the ids are checked as a batch read checks them."""
-    ids = list(dict.fromkeys(check_entity_ids(entity_ids)))
-    return dict(
-        zip(ids, await asyncio.gather(*(read(entity_id) for entity_id in ids)), strict=True)
-    )
+def _units_of(queries: Sequence[str], tenant_id: TenantId, limit: int) -> dict[str, list[str]]:
+    """Each distinct checked query that has units, with its units; `{}` when `limit` is 0."""
+    batch = check_texts(queries, argument="queries")
+    check_tenant_id(tenant_id)
+    check_limit(limit)
+    if not limit:
+        return {}
+    return {query: units for query in dict.fromkeys(batch) if (units := query_name_units(query))}
 
 
 def _name_units(query: str, tenant_id: TenantId, limit: int) -> list[str]:
@@ -369,7 +326,12 @@ def _name_units(query: str, tenant_id: TenantId, limit: int) -> list[str]:
 
 
 class GraphStoreBase(
-    GraphStore, MergedIdReader, MergedIdBatchReader, RelationshipBatchReader, TenantCounterBase
+    GraphStore,
+    MergedIdReader,
+    MergedIdBatchReader,
+    RelationshipBatchReader,
+    NameCandidateBatchReader,
+    TenantCounterBase,
 ):
     """A `GraphStore` whose public methods check their arguments, then call its hooks.
 
@@ -515,6 +477,14 @@ class GraphStoreBase(
         units = _name_units(query, tenant_id, limit)
         return await self._find_name_candidates(units, tenant_id, limit) if units else []
 
+    async def find_name_candidates_of(
+        self, queries: Sequence[str], tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    ) -> dict[str, list[Entity]]:
+        """`find_name_candidates` of each query, read at once; see `NameCandidateBatchReader`."""
+        units_of = _units_of(queries, tenant_id, limit)
+        found = await self._find_name_candidates_of(units_of, tenant_id, limit) if units_of else {}
+        return {query: found.get(query, []) for query in check_texts(queries, argument="queries")}
+
     async def get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId
     ) -> Relationship | None:
@@ -621,6 +591,15 @@ class GraphStoreBase(
     ) -> list[Entity]:
         """Copies of the best `limit >= 1` candidates for the query's (non-empty) `units`."""
 
+    async def _find_name_candidates_of(
+        self, units_of: dict[str, list[str]], tenant_id: TenantId, limit: int
+    ) -> Mapping[str, list[Entity]]:
+        """`_find_name_candidates` of each query's units; overridden to read at once."""
+        return {
+            query: await self._find_name_candidates(units, tenant_id, limit)
+            for query, units in units_of.items()
+        }
+
     @abstractmethod
     async def _get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId
@@ -649,7 +628,9 @@ class GraphStoreBase(
         """Entities within `depth` (checked) hops, by hop count then `str(id)`."""
 
 
-class LendingGraphStoreBase(GraphStoreBase, SharedNameCandidateReader):
+class LendingGraphStoreBase(
+    GraphStoreBase, SharedNameCandidateReader, SharedNameCandidateBatchReader
+):
     """A `GraphStoreBase` that also lends its own entities as name candidates (ADR 0052).
 
     `find_shared_name_candidates` checks its arguments as
@@ -667,6 +648,27 @@ class LendingGraphStoreBase(GraphStoreBase, SharedNameCandidateReader):
         """
         units = _name_units(query, tenant_id, limit)
         return await self._find_shared_name_candidates(units, tenant_id, limit) if units else []
+
+    async def find_shared_name_candidates_of(
+        self, queries: Sequence[str], tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
+    ) -> dict[str, list[Entity]]:
+        """Lent candidates of each query, at once; see `SharedNameCandidateBatchReader`."""
+        units_of = _units_of(queries, tenant_id, limit)
+        found = (
+            await self._find_shared_name_candidates_of(units_of, tenant_id, limit)
+            if units_of
+            else {}
+        )
+        return {query: found.get(query, []) for query in check_texts(queries, argument="queries")}
+
+    async def _find_shared_name_candidates_of(
+        self, units_of: dict[str, list[str]], tenant_id: TenantId, limit: int
+    ) -> Mapping[str, list[Entity]]:
+        """`_find_shared_name_candidates` of each query's units; overridden to read at once."""
+        return {
+            query: await self._find_shared_name_candidates(units, tenant_id, limit)
+            for query, units in units_of.items()
+        }
 
     @abstractmethod
     async def _find_shared_name_candidates(

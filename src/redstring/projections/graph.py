@@ -13,7 +13,8 @@ from redstring.domain.events import (
 )
 from redstring.domain.merging import ALIASES_KEY, absorb
 from redstring.domain.validation import check_collaborator
-from redstring.ports.graph_store import GraphStore, MergedIdReader, read_merged_ids
+from redstring.ports.graph_reads import read_merged_ids
+from redstring.ports.graph_store import GraphStore, MergedIdReader
 
 if TYPE_CHECKING:
     from redstring.domain.entity import Entity

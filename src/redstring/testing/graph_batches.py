@@ -1,13 +1,14 @@
 """The batch reads of a graph store, as a suite: each must answer as its one-id read does.
 
 `GraphBatchReadCompliance` is part of `GraphStoreCompliance`; a store built
-on `GraphStoreBase` offers both reads (`relationships_of`, `merged_ids_of`;
-ADR 0122), so every adapter's suite runs it.
+on `GraphStoreBase` offers the reads (`relationships_of`, `merged_ids_of`,
+ADR 0122; `find_name_candidates_of`, and on a lending store
+`find_shared_name_candidates_of`, ADR 0123), so every adapter's suite runs it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import pytest
@@ -15,11 +16,14 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from redstring.domain.ids import EntityId
-from redstring.ports.graph_store import (
+from redstring.graph.adapters.memory import InMemoryGraphStore
+from redstring.ports.graph_batches import (
     MergedIdBatchReader,
-    MergedIdReader,
+    NameCandidateBatchReader,
     RelationshipBatchReader,
+    SharedNameCandidateBatchReader,
 )
+from redstring.ports.graph_store import MergedIdReader
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 from redstring.testing.support import property_settings, run
 
@@ -28,6 +32,15 @@ if TYPE_CHECKING:
 
 #: Edges among five entities, as (source, target) numbers.
 edge_lists = st.lists(st.tuples(st.integers(1, 5), st.integers(1, 5)), max_size=8)
+
+
+#: Names and queries from few words, so that many share units; "" has none.
+_WORDS = ("Ada", "Lovelace", "Ana", "Lovelase", "Charles", "Babbage", "Bab", "")
+names = st.lists(
+    st.lists(st.sampled_from(_WORDS), min_size=1, max_size=2).map(" ".join),
+    min_size=1,
+    max_size=6,
+)
 
 
 def _ids(*numbers: int) -> list[EntityId]:
@@ -114,3 +127,75 @@ class GraphBatchReadCompliance:
             await call(_ids(1), str(TENANT))
         with pytest.raises(ValueError, match="entity_ids"):
             await call("not-a-list", TENANT)
+
+    @property_settings(30)
+    @given(
+        held=names, queries=st.lists(st.sampled_from(_WORDS), max_size=5), limit=st.integers(0, 3)
+    )
+    @example(held=["Ada Lovelace", "Ana Lovelase"], queries=["Ada", "", "Ada"], limit=1)
+    @example(held=["Bab"], queries=[], limit=2)
+    def test_find_name_candidates_of_is_each_querys_find_name_candidates(
+        self, held: list[str], queries: list[str], limit: int
+    ) -> None:
+        async def scenario() -> None:
+            store, reference = self.new_store(), InMemoryGraphStore()
+            assert isinstance(store, NameCandidateBatchReader)
+            ids = _ids(*range(1, len(held) + 1))
+            ours = [
+                make_entity(id=entity_id, name=name.strip() or "Nobody")
+                for entity_id, name in zip(ids, held, strict=True)
+            ]
+            # The same ids in another tenant, under the other names: a forced collision.
+            theirs = [
+                make_entity(id=entity_id, name=name, tenant_id=OTHER_TENANT)
+                for entity_id, name in zip(ids, reversed(_WORDS[:-1]), strict=False)
+            ]
+            # Written in two batches, the first renamed by the second: a unit
+            # then has several postings where a store appends them.
+            first = make_entity(id=ids[0], name="Ada Lovelace Babbage")
+            for graph in (store, reference):
+                await graph.upsert_entities([first, *theirs])
+                await graph.upsert_entities(ours)
+            asked = [*queries, "Ada Lovelace"]
+            found = await store.find_name_candidates_of(asked, TENANT, limit=limit)
+            assert list(found) == list(dict.fromkeys(asked))
+            for query in asked:
+                # The in-memory store, read one query at a time, is the reference.
+                expected = await reference.find_name_candidates(query, TENANT, limit=limit)
+                assert found[query] == expected
+                assert await store.find_name_candidates(query, TENANT, limit=limit) == expected
+            if isinstance(store, SharedNameCandidateBatchReader):
+                lent = await store.find_shared_name_candidates_of(asked, TENANT, limit=limit)
+                assert lent == found
+
+        run(scenario())
+
+    async def test_name_candidates_of_are_copies_read_from_the_tenant(self) -> None:
+        store = self.new_store()
+        assert isinstance(store, NameCandidateBatchReader)
+        ada = make_entity(id=_ids(1)[0], name="Ada Lovelace")
+        await store.upsert_entities(
+            [ada, make_entity(id=ada.id, name="Ada", tenant_id=OTHER_TENANT)]
+        )
+        found = await store.find_name_candidates_of(["Ada", "Lovelace"], TENANT)
+        assert found == {"Ada": [ada], "Lovelace": [ada]}
+        found["Ada"][0].properties["changed"] = True
+        assert await store.get_entity(ada.id, TENANT) == ada
+        assert await store.find_name_candidates_of([], TENANT) == {}
+        assert await store.find_name_candidates_of(["Lovelace"], OTHER_TENANT) == {"Lovelace": []}
+
+    async def test_bad_queries_a_bad_limit_or_tenant_are_refused_by_name(self) -> None:
+        store = self.new_store()
+        assert isinstance(store, NameCandidateBatchReader)
+        reads: list[Any] = [store.find_name_candidates_of]
+        if isinstance(store, SharedNameCandidateBatchReader):
+            reads.append(store.find_shared_name_candidates_of)
+        for call in reads:
+            with pytest.raises(ValueError, match=r"^queries\[1\] must be a string"):
+                await call(["Ada", 7], TENANT)
+            with pytest.raises(ValueError, match=r"^queries must be a sequence of strings"):
+                await call("Ada", TENANT)
+            with pytest.raises(ValueError, match="limit"):
+                await call(["Ada"], TENANT, limit=-1)
+            with pytest.raises(ValueError, match=r"^tenant_id must be a TenantId"):
+                await call(["Ada"], str(TENANT))

@@ -8,14 +8,9 @@ import pytest
 
 from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.graph.walk import walk
-from redstring.ports.graph_store import (
-    GraphReader,
-    MergedIdBatchReader,
-    MergedIdReader,
-    RelationshipBatchReader,
-    read_merged_ids,
-    read_relationships,
-)
+from redstring.ports.graph_batches import MergedIdBatchReader, RelationshipBatchReader
+from redstring.ports.graph_reads import read_merged_ids, read_relationships
+from redstring.ports.graph_store import GraphReader, MergedIdReader
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 
 if TYPE_CHECKING:

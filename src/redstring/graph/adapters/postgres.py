@@ -502,6 +502,12 @@ class PostgresGraphStore(AsyncClosable, LendingGraphStoreBase):
         See `SharedNameCandidateReader.find_shared_name_candidates`: change
         none of them, and hand out only copies.
         """
+        return (await self._find_shared_name_candidates_of({"": units}, tenant_id, limit))[""]
+
+    async def _find_shared_name_candidates_of(
+        self, units_of: dict[str, list[str]], tenant_id: TenantId, limit: int
+    ) -> dict[str, list[Entity]]:
+        """`_find_shared_name_candidates` of each query's units, in one statement (ADR 0123)."""
         held_index = self._names.peek(tenant_id)
         if held_index is not None:
             # Counted on the index as held; then one statement reads the
@@ -509,8 +515,8 @@ class PostgresGraphStore(AsyncClosable, LendingGraphStoreBase):
             # snapshot taken after this call began. Only when the generation
             # has moved is the index brought up and the count done again.
             generation, index = held_index.generation, held_index.value
-            ids = index.find(units, limit)
-            found, missing = self._held_candidates(tenant_id, index, ids)
+            ids_of = {query: index.find(units, limit) for query, units in units_of.items()}
+            found, missing = self._held_candidates(tenant_id, index, _every(ids_of))
             if missing:
                 rows = await self._fetch(self._sql.generation_and_rows, tenant_id, missing)
                 current = rows[0][0] or 0
@@ -520,18 +526,17 @@ class PostgresGraphStore(AsyncClosable, LendingGraphStoreBase):
             if current == generation:
                 if missing:
                     self._take(tenant_id, found, [row[1:] for row in rows if row[1] is not None])
-                return [found[entity_id] for entity_id in ids if entity_id in found]
+                return _lent(ids_of, found)
             index = await self._names_of(tenant_id, current)
         else:
             index = await self._names_of(tenant_id)
-        ids = index.find(units, limit)
-        found, missing = self._held_candidates(tenant_id, index, ids)
+        ids_of = {query: index.find(units, limit) for query, units in units_of.items()}
+        found, missing = self._held_candidates(tenant_id, index, _every(ids_of))
         if missing:
             self._take(
                 tenant_id, found, await self._fetch(self._sql.revisions_by_id, tenant_id, missing)
             )
-        # An id another writer deleted since the index was brought up is left out.
-        return [found[entity_id] for entity_id in ids if entity_id in found]
+        return _lent(ids_of, found)
 
     def _held_candidates(
         self, tenant_id: TenantId, index: NameIndex, ids: Sequence[EntityId]
@@ -632,3 +637,21 @@ class PostgresGraphStore(AsyncClosable, LendingGraphStoreBase):
             )
         by_id = {entity.id: entity for entity in (entity_from_json(row[0]) for row in rows)}
         return [by_id[other] for layer_ids in layers for other in layer_ids if other in by_id]
+
+
+def _every(ids_of: dict[str, list[EntityId]]) -> list[EntityId]:
+    """Each id any query found, once, in the order first found."""
+    return list(dict.fromkeys(entity_id for ids in ids_of.values() for entity_id in ids))
+
+
+def _lent(
+    ids_of: dict[str, list[EntityId]], found: dict[EntityId, Entity]
+) -> dict[str, list[Entity]]:
+    """Each query's found entities in its order.
+
+    An id another writer deleted since the index was brought up is left out.
+    """
+    return {
+        query: [found[entity_id] for entity_id in ids if entity_id in found]
+        for query, ids in ids_of.items()
+    }

@@ -81,7 +81,7 @@ __all__ = ["MAX_POSTING_SEGMENTS", "SCHEMA_VERSION", "SqliteGraphStore"]
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Callable, Collection, Sequence
+    from collections.abc import Callable, Collection, Mapping, Sequence
 
     from redstring.domain.entity import Entity
     from redstring.domain.ids import RelationshipId
@@ -231,32 +231,74 @@ def _read_name_candidates(
     connection: sqlite3.Connection, units: Sequence[str], tenant_id: TenantId, limit: int
 ) -> list[Entity]:
     """The best `limit` entities by distinct shared units, then `str(id)`."""
+    return _read_name_candidates_of(connection, {"": list(units)}, tenant_id, limit)[""]
+
+
+def _read_name_candidates_of(
+    connection: sqlite3.Connection,
+    units_of: Mapping[str, Sequence[str]],
+    tenant_id: TenantId,
+    limit: int,
+) -> dict[str, list[Entity]]:
+    """`_read_name_candidates` of each query's units, from one snapshot.
+
+    The postings of every distinct unit are read in one statement and the
+    candidates of every query in another, and each candidate is parsed
+    once, however many queries find it (ADR 0123).
+    """
     tenant = str(tenant_id)
+    wanted = sorted({unit for units in units_of.values() for unit in units})
     with _read_transaction(connection):
-        # A query has at most a few hundred units (MAX_NAME_CHARS bounds them),
-        # far below the bound-parameter limit.
-        blobs = [
-            np.frombuffer(blob, dtype=ROW)
-            for (blob,) in connection.execute(
-                "SELECT entity_rows FROM graph_name_postings "
-                f"WHERE tenant_id = ? AND unit IN ({placeholders(len(units))})",
-                (tenant, *units),
+        # A unit may have several posting blobs (ADR 0033): each is kept.
+        postings: dict[str, list[np.ndarray[Any, np.dtype[np.int64]]]] = defaultdict(list)
+        for chunk in chunks(wanted, parameter_limit(connection) - 1):
+            for unit, blob in connection.execute(
+                "SELECT unit, entity_rows FROM graph_name_postings "
+                f"WHERE tenant_id = ? AND unit IN ({placeholders(len(chunk))})",
+                (tenant, *chunk),
+            ):
+                postings[unit].append(np.frombuffer(blob, dtype=ROW))
+        counts_of = {
+            query: _shared_counts(
+                [blob for unit in units for blob in postings.get(unit, ())], limit
             )
+            for query, units in units_of.items()
+        }
+        rows = sorted({row for count_of in counts_of.values() for row in count_of})
+        held = {
+            row: (entity_id, body)
+            for row, entity_id, body in select_rows(connection, "row, id, body", tenant, rows)
+        }
+    parsed: dict[int, Entity] = {}
+
+    def entity(row: int) -> Entity:
+        if row not in parsed:
+            parsed[row] = entity_from_json(held[row][1])
+        return parsed[row]
+
+    return {
+        query: [
+            entity(row)
+            for row in sorted(
+                (row for row in count_of if row in held),
+                key=lambda row: (-count_of[row], held[row][0]),
+            )[:limit]
         ]
-        if not blobs:
-            return []
-        found, shared = count_rows(np.concatenate(blobs))
-        if found.size > limit:
-            # Keep every row that could be among the best `limit`: all those
-            # sharing at least the `limit`-th largest count.
-            cut = np.partition(shared, found.size - limit)[found.size - limit]
-            found, shared = found[shared >= cut], shared[shared >= cut]
-        count_of = dict(zip(found.tolist(), shared.tolist(), strict=True))
-        ranked = sorted(
-            select_rows(connection, "row, id, body", tenant, list(count_of)),
-            key=lambda row: (-count_of[row[0]], row[1]),
-        )
-    return [entity_from_json(body) for _, _, body in ranked[:limit]]
+        for query, count_of in counts_of.items()
+    }
+
+
+def _shared_counts(blobs: list[np.ndarray[Any, np.dtype[np.int64]]], limit: int) -> dict[int, int]:
+    """Each row that could be among the best `limit`, with the units it shares."""
+    if not blobs:
+        return {}
+    found, shared = count_rows(np.concatenate(blobs))
+    if found.size > limit:
+        # Keep every row that could be among the best `limit`: all those
+        # sharing at least the `limit`-th largest count.
+        cut = np.partition(shared, found.size - limit)[found.size - limit]
+        found, shared = found[shared >= cut], shared[shared >= cut]
+    return dict(zip(found.tolist(), shared.tolist(), strict=True))
 
 
 def _read_relationships(
@@ -502,6 +544,14 @@ class SqliteGraphStore(AsyncClosable, GraphStoreBase):
     ) -> list[Entity]:
         return await self._run(
             lambda connection: _read_name_candidates(connection, units, tenant_id, limit)
+        )
+
+    async def _find_name_candidates_of(
+        self, units_of: dict[str, list[str]], tenant_id: TenantId, limit: int
+    ) -> dict[str, list[Entity]]:
+        # One worker trip and one snapshot for every query (ADR 0123).
+        return await self._run(
+            lambda connection: _read_name_candidates_of(connection, units_of, tenant_id, limit)
         )
 
     async def _get_relationship(
