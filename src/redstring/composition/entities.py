@@ -39,7 +39,13 @@ from redstring.domain.validation import (
 from redstring.ports.chunk_store import ChunkPurge
 from redstring.ports.embedding import EmbeddingProvider
 from redstring.ports.event_log import EventLog
-from redstring.ports.graph_store import GraphPurge, GraphStore, GraphWriter, MergeResolver
+from redstring.ports.graph_store import (
+    GraphPurge,
+    GraphStore,
+    GraphWriter,
+    MergedIdReader,
+    MergeResolver,
+)
 from redstring.ports.vector_store import VectorPurge, VectorStore, VectorWriter
 
 if TYPE_CHECKING:
@@ -236,7 +242,10 @@ async def delete_entity(
     (a `MergeResolver`, as every `GraphStore` is), a merged id deletes the
     entity it was merged into, and the event names that entity. The graph
     forgets every id merged into it, so none resolves to it any more; an
-    undo of such a merge is refused afterwards (ADR 0057).
+    undo of such a merge is refused afterwards (ADR 0057). When `graph`
+    lists them (a `MergedIdReader`), the vectors of those ids go too: one
+    written for a merged id after its merge would otherwise outlive the
+    delete.
 
     The graph goes first, so a failure in between leaves at worst a vector
     whose entity is gone, which retrieval never returns; calling again
@@ -264,9 +273,16 @@ async def delete_entity(
                 entity_id=entity_id,
             )
         )
+    # Read before the graph forgets them: a vector written for a merged id
+    # after its merge (a re-embed) goes with the entity too.
+    merged = (
+        await graph.merged_ids(entity_id, tenant_id)
+        if vectors is not None and isinstance(graph, MergedIdReader)
+        else []
+    )
     removed = await graph.delete_entity(entity_id, tenant_id)
     if vectors is not None:
-        for each in dict.fromkeys((entity_id, asked)):
+        for each in dict.fromkeys((entity_id, asked, *merged)):
             removed = await vectors.delete(each, tenant_id) or removed
     return removed
 

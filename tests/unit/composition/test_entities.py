@@ -26,6 +26,7 @@ from redstring import (
     replay,
 )
 from redstring.domain.ids import EntityId, SourceId
+from redstring.domain.vector import VectorRecord
 from redstring.projections import GraphProjection, VectorProjection
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 
@@ -226,6 +227,28 @@ async def test_delete_entity_finishes_a_delete_the_graph_already_did() -> None:
     assert await delete_entity(eid(1), TENANT, graph=graph, vectors=vectors) is True
     assert await vectors.get(eid(1), TENANT) is None
     assert await delete_entity(eid(1), TENANT, graph=graph) is False
+
+
+async def test_delete_entity_removes_a_vector_written_for_a_merged_id_after_the_merge() -> None:
+    graph, vectors, embeddings = stores()
+    canonical, merged, other = (make_entity(id=eid(n), name=f"Ada {n}") for n in (1, 2, 3))
+    theirs = make_entity(id=eid(2), tenant_id=OTHER_TENANT)
+    await import_entities(
+        [canonical, merged, other, theirs], graph=graph, embeddings=embeddings, vectors=vectors
+    )
+    await graph.merge_entities(canonical, [merged.id])
+    # A re-embed of the merged id after the merge writes its vector again.
+    [vector] = await embeddings.embed([merged.name])
+    await vectors.upsert_many([VectorRecord(entity_id=eid(2), tenant_id=TENANT, vector=vector)])
+    assert await vectors.get(eid(2), TENANT) is not None
+
+    # Deleted by the canonical's id, which the merged id's vector is not under.
+    assert await delete_entity(eid(1), TENANT, graph=graph, vectors=vectors) is True
+
+    assert await vectors.get(eid(1), TENANT) is None
+    assert await vectors.get(eid(2), TENANT) is None
+    assert await vectors.get(eid(3), TENANT) is not None
+    assert await vectors.get(eid(2), OTHER_TENANT) is not None
 
 
 # -- build_graphs ---------------------------------------------------------------
