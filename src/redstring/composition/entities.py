@@ -243,9 +243,9 @@ async def delete_entity(
     entity it was merged into, and the event names that entity. The graph
     forgets every id merged into it, so none resolves to it any more; an
     undo of such a merge is refused afterwards (ADR 0057). When `graph`
-    lists them (a `MergedIdReader`), the vectors of those ids go too: one
-    written for a merged id after its merge would otherwise outlive the
-    delete.
+    lists them (a `MergedIdReader`), the vectors of those ids go too, and
+    the event names them, so a replay deletes them as well: one written
+    for a merged id after its merge would otherwise outlive the delete.
 
     The graph goes first, so a failure in between leaves at worst a vector
     whose entity is gone, which retrieval never returns; calling again
@@ -264,6 +264,11 @@ async def delete_entity(
     asked = entity_id
     if isinstance(graph, MergeResolver):
         entity_id = (await graph.resolve([asked], tenant_id))[asked]
+    # Read before the graph forgets them: a vector written for a merged id
+    # after its merge (a re-embed) goes with the entity too.
+    merged = (
+        await graph.merged_ids(entity_id, tenant_id) if isinstance(graph, MergedIdReader) else []
+    )
     if event_log is not None:
         await event_log.append(
             EntityDeleted(
@@ -271,15 +276,9 @@ async def delete_entity(
                 tenant_id=tenant_id,
                 occurred_at=datetime.now(UTC),
                 entity_id=entity_id,
+                merged_ids=tuple(merged),
             )
         )
-    # Read before the graph forgets them: a vector written for a merged id
-    # after its merge (a re-embed) goes with the entity too.
-    merged = (
-        await graph.merged_ids(entity_id, tenant_id)
-        if vectors is not None and isinstance(graph, MergedIdReader)
-        else []
-    )
     removed = await graph.delete_entity(entity_id, tenant_id)
     if vectors is not None:
         for each in dict.fromkeys((entity_id, asked, *merged)):

@@ -274,12 +274,17 @@ class EntityDeleted(_Event):
     it twice changes nothing. Replaying a log puts the delete after the
     writes it follows, so the entity stays deleted; a later event that
     writes the entity again (a re-extraction) brings it back.
+    `merged_ids` are the ids merged into the entity when it was deleted:
+    projecting the event deletes their vectors too, so a vector written for
+    one after its merge goes with the entity (`()` in an event recorded
+    before it was added, which reads as it always did).
     """
 
     kind: Literal["entity_deleted"] = "entity_deleted"
     version: Literal[1] = 1
     occurred_at: datetime
     entity_id: EntityId
+    merged_ids: tuple[EntityId, ...] = ()
 
 
 class DocumentChunked(_Event):

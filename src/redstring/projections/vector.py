@@ -40,7 +40,8 @@ class VectorProjection(_VectorsProjection):
 
     A merge deletes the merged entities' vectors (the canonical's stands for
     them); undoing it writes them back from the event. A delete removes the
-    entity's vector, and a tenant's delete every vector of the tenant.
+    entity's vector and those of the ids it names as merged into it, and a
+    tenant's delete every vector of the tenant.
 
     Idempotent: the writes are upserts keyed `(tenant_id, entity_id)`. The
     store is a whole `VectorStore` because the projection needs its
@@ -62,7 +63,8 @@ class VectorProjection(_VectorsProjection):
         elif isinstance(event, MergeUndone):
             await self._store.upsert_many(event.vectors)
         elif isinstance(event, EntityDeleted):
-            await self._store.delete(event.entity_id, event.tenant_id)
+            for entity_id in dict.fromkeys((event.entity_id, *event.merged_ids)):
+                await self._store.delete(entity_id, event.tenant_id)
         elif isinstance(event, TenantDeleted):
             await self._store.delete_by_tenant(event.tenant_id)
 

@@ -17,7 +17,9 @@ from redstring import (
     replay,
 )
 from redstring.domain.ids import EntityId
+from redstring.domain.vector import VectorRecord
 from redstring.projections import GraphProjection, VectorProjection
+from redstring.testing.event_log import make_entities_embedded, make_entities_merged
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 
 DIMENSION = 8
@@ -72,6 +74,36 @@ async def test_a_recorded_delete_is_replayed_instead_of_bringing_the_entity_back
         theirs = await store_graph.get_entity(eid(1), OTHER_TENANT)
         assert theirs is not None
         assert theirs.name == "Theirs"
+        assert await store_vectors.get(eid(1), OTHER_TENANT) is not None
+
+
+async def test_a_replayed_delete_removes_a_vector_written_for_a_merged_id_after_the_merge() -> None:
+    graph, vectors, log = await filled()
+    ada, charles = await graph.get_entity(eid(1), TENANT), await graph.get_entity(eid(2), TENANT)
+    assert ada is not None
+    assert charles is not None
+    merge = make_entities_merged(ada, [charles])
+    await log.append(merge)
+    await graph.merge_entities(merge.canonical, [charles.id])
+    await vectors.delete(charles.id, TENANT)
+    # Charles is embedded again after the merge, live and in the log.
+    again = make_entities_embedded(
+        [VectorRecord(entity_id=charles.id, tenant_id=TENANT, vector=[1.0] * DIMENSION)],
+        dimension=DIMENSION,
+    )
+    await log.append(again)
+    await vectors.upsert_many(again.records)
+
+    assert await delete_entity(eid(1), TENANT, graph=graph, vectors=vectors, event_log=log)
+
+    [stored] = (await log.read())[-1:]
+    assert isinstance(stored.event, EntityDeleted)
+    assert stored.event.merged_ids == (charles.id,)
+    rebuilt_graph, rebuilt_vectors = InMemoryGraphStore(), InMemoryVectorStore(dimension=DIMENSION)
+    await replay(log, GraphProjection(rebuilt_graph), VectorProjection(rebuilt_vectors))
+    for store_vectors in (vectors, rebuilt_vectors):
+        assert await store_vectors.get(eid(1), TENANT) is None
+        assert await store_vectors.get(eid(2), TENANT) is None
         assert await store_vectors.get(eid(1), OTHER_TENANT) is not None
 
 

@@ -52,3 +52,11 @@ def test_a_delete_refuses_a_bad_field(overrides: dict[str, object], message: str
 def test_a_delete_is_frozen() -> None:
     with pytest.raises(ValidationError):
         deleted().entity_id = EntityId(UUID(int=2))  # type: ignore[misc]
+
+
+def test_a_delete_recorded_before_merged_ids_existed_reads_as_naming_none() -> None:
+    stored = json.loads(event_to_json(deleted(merged_ids=(EntityId(UUID(int=2)),))))
+    assert stored["merged_ids"] == ["00000000-0000-0000-0000-000000000002"]
+    del stored["merged_ids"]
+    assert event_from_json(json.dumps(stored)) == deleted()
+    assert deleted().merged_ids == ()
