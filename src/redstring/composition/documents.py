@@ -89,6 +89,8 @@ _FIRST_LIMIT: Final = 16
 #: the first group, doubled group by group up to the last (ADR 0123).
 _FIRST_LINK_GROUP: Final = 16
 _LAST_LINK_GROUP: Final = 1024
+#: Words whose name candidates one batch read asks for, so that few are held at once.
+_LOOKUP_WORDS: Final = 512
 #: Passages embedded per model call.
 _EMBED_BATCH: Final = 64
 
@@ -253,8 +255,10 @@ async def _link_mentions(
         }
         new = sorted(starts - looked_up)
         looked_up.update(new)
-        for found in (await _holders_of(lookup, new, tenant_id)).values():
-            for entity in found:
+        # At most `_LOOKUP_WORDS` words a read: their candidates are held at once.
+        for at in range(0, len(new), _LOOKUP_WORDS):
+            holders = await _holders_of(lookup, new[at : at + _LOOKUP_WORDS], tenant_id)
+            for entity in (entity for found in holders.values() for entity in found):
                 if entity.id not in seen:  # every name at once: each entity is folded once
                     seen.add(entity.id)
                     for name in entity_names(entity):

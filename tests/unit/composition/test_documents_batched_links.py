@@ -142,3 +142,20 @@ async def test_each_group_asks_once_and_only_the_short_words_again(tmp_path: Pat
     assert len(asked) == len(set(asked))
     assert {"oslo", "porto", "springfield", "word0", "word59"} <= set(asked)
     await store.close()
+
+
+async def test_a_group_with_many_new_words_reads_them_a_bounded_number_at_a_time(
+    tmp_path: Path,
+) -> None:
+    store = SqliteGraphStore(tmp_path / "g.db")
+    await fill(store)
+    graph = Counting(store)
+    many = " ".join(f"Word{number}" for number in range(1_200))
+    await import_documents(
+        [SourceDocument(id=SourceId("long"), text=f"Oslo {many} Rome.")],
+        TENANT,
+        chunks=InMemoryChunkStore(),
+        graph=graph,
+    )
+    assert [len(words) for _, words in graph.batches] == [512, 512, 178]
+    await store.close()
