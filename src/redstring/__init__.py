@@ -131,6 +131,7 @@ from redstring.extraction import (
 from redstring.extraction import Chunk as TextChunk
 from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.graph.adapters.sqlite import SqliteGraphStore
+from redstring.llm.adapters.caching import CachingEmbeddingProvider
 from redstring.llm.adapters.fake import EMPTY, EmptyAnswer, FakeLlmProvider
 from redstring.llm.adapters.fake_embedding import FakeEmbeddingProvider
 from redstring.ports import (
@@ -230,6 +231,7 @@ __all__ = [
     "AsyncClosable",
     "AutoDomain",
     "BlockingKeyStrategy",
+    "CachingEmbeddingProvider",
     "Chunk",
     "ChunkFailure",
     "ChunkId",

@@ -36,6 +36,7 @@ from pydantic import BaseModel
 
 import redstring
 from redstring import (
+    CachingEmbeddingProvider,
     ChunkId,
     ChunkProjection,
     Consolidator,
@@ -384,6 +385,7 @@ def _subjects() -> dict[str, Callable[[World], Any]]:
             PostgresChunkStore(world.dsn, schema=world.schema(), pool_size=2)
         ),
         "FakeEmbeddingProvider": lambda world: world.embeddings(),
+        "CachingEmbeddingProvider": lambda world: CachingEmbeddingProvider(world.embeddings()),
         "FakeLlmProvider": lambda world: world.provider(),
         "SlidingWindowChunker": lambda _: SlidingWindowChunker(),
         "ExtractionPipeline": lambda world: ExtractionPipeline(world.provider()),

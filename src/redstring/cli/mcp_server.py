@@ -41,6 +41,7 @@ from redstring.domain.ids import EntityId, RelationshipId, SourceId
 from redstring.domain.relationship import Relationship
 from redstring.domain.retrieval import RetrievalMode
 from redstring.domain.source import SourceDocument
+from redstring.llm.adapters.caching import CachingEmbeddingProvider
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -190,7 +191,9 @@ class GraphTools:
 
     Each method is one tool; it raises `ToolError` with a one-line reason
     for a bad argument. `embeddings` is the provider the database's vectors
-    were made with (`None`: it holds none, and search is lexical).
+    were made with (`None`: it holds none, and search is lexical); the
+    tools read it through a `CachingEmbeddingProvider`, so a query asked
+    again in the session is not embedded again.
     `location` is the `--db` the database was opened from: when it held no
     passages then, each passage tool looks again, so documents added since
     are found; without it, never.
@@ -200,6 +203,14 @@ class GraphTools:
     tenant_id: TenantId
     embeddings: EmbeddingProvider | None
     location: str | None = None
+
+    def __post_init__(self) -> None:
+        # An agent asks the same queries again and again: a session embeds
+        # each once (ADR 0125).
+        if self.embeddings is not None and not isinstance(
+            self.embeddings, CachingEmbeddingProvider
+        ):
+            self.embeddings = CachingEmbeddingProvider(self.embeddings)
 
     async def _chunks(self) -> SqliteChunkStore | PostgresChunkStore | None:
         """The database's chunk store, opened read-only if one was added since the start."""

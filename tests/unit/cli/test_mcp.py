@@ -28,7 +28,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from redstring import FakeEmbeddingProvider, SqliteEventLog
+from redstring import CachingEmbeddingProvider, FakeEmbeddingProvider, SqliteEventLog
 from redstring.cli import main
 from redstring.cli.mcp_server import READ_TOOLS, WRITE_TOOLS, GraphTools, build_server
 from redstring.cli.stores import HASH_DIMENSION, CommandError, open_database, tenant_id_for
@@ -335,6 +335,20 @@ async def test_tools_in_process_answer_as_over_stdio(graph_db: Path) -> None:
             assert lexical["matches"][0]["semantic"] is None
             bad = await client.call_tool("get_entity", {"entity": "Nobody"})
             assert "no entity named 'Nobody'" in error_text(bad)
+
+
+async def test_a_query_asked_again_in_a_session_is_not_embedded_again(graph_db: Path) -> None:
+    embeddings = FakeEmbeddingProvider(dimension=HASH_DIMENSION)
+    reader = await open_database(str(graph_db), read_only=True)
+    async with reader:
+        tools = GraphTools(reader, tenant_id_for("default"), embeddings)
+        assert isinstance(tools.embeddings, CachingEmbeddingProvider)
+        async with Client(build_server(tools, allow_writes=False)) as client:
+            first = answer(await client.call_tool("search_entities", {"query": "Babage"}))
+            again = answer(await client.call_tool("search_entities", {"query": "Babage"}))
+    assert again == first
+    assert first["matches"][0]["semantic"] is not None
+    assert embeddings.calls == (("Babage",),)
 
 
 async def test_get_entity_gives_the_first_passages_and_counts_them_all(
