@@ -307,14 +307,18 @@ class GraphStore(GraphReader, GraphWriter, GraphMerge, GraphPurge, Protocol):
     """Every graph store capability together."""
 
 
-def _units_of(queries: Sequence[str], tenant_id: TenantId, limit: int) -> dict[str, list[str]]:
-    """Each distinct checked query that has units, with its units; `{}` when `limit` is 0."""
+def _units_of(
+    queries: Sequence[str], tenant_id: TenantId, limit: int
+) -> tuple[list[str], dict[str, list[str]]]:
+    """The checked queries; each distinct one with units, and its units (none at limit 0)."""
     batch = check_texts(queries, argument="queries")
     check_tenant_id(tenant_id)
     check_limit(limit)
     if not limit:
-        return {}
-    return {query: units for query in dict.fromkeys(batch) if (units := query_name_units(query))}
+        return batch, {}
+    return batch, {
+        query: units for query in dict.fromkeys(batch) if (units := query_name_units(query))
+    }
 
 
 def _name_units(query: str, tenant_id: TenantId, limit: int) -> list[str]:
@@ -481,9 +485,9 @@ class GraphStoreBase(
         self, queries: Sequence[str], tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
     ) -> dict[str, list[Entity]]:
         """`find_name_candidates` of each query, read at once; see `NameCandidateBatchReader`."""
-        units_of = _units_of(queries, tenant_id, limit)
+        batch, units_of = _units_of(queries, tenant_id, limit)
         found = await self._find_name_candidates_of(units_of, tenant_id, limit) if units_of else {}
-        return {query: found.get(query, []) for query in check_texts(queries, argument="queries")}
+        return {query: found.get(query, []) for query in batch}
 
     async def get_relationship(
         self, relationship_id: RelationshipId, tenant_id: TenantId
@@ -653,13 +657,13 @@ class LendingGraphStoreBase(
         self, queries: Sequence[str], tenant_id: TenantId, *, limit: int = NAME_CANDIDATE_LIMIT
     ) -> dict[str, list[Entity]]:
         """Lent candidates of each query, at once; see `SharedNameCandidateBatchReader`."""
-        units_of = _units_of(queries, tenant_id, limit)
+        batch, units_of = _units_of(queries, tenant_id, limit)
         found = (
             await self._find_shared_name_candidates_of(units_of, tenant_id, limit)
             if units_of
             else {}
         )
-        return {query: found.get(query, []) for query in check_texts(queries, argument="queries")}
+        return {query: found.get(query, []) for query in batch}
 
     async def _find_shared_name_candidates_of(
         self, units_of: dict[str, list[str]], tenant_id: TenantId, limit: int
