@@ -265,9 +265,13 @@ async def delete_entity(
     if isinstance(graph, MergeResolver):
         entity_id = (await graph.resolve([asked], tenant_id))[asked]
     # Read before the graph forgets them: a vector written for a merged id
-    # after its merge (a re-embed) goes with the entity too.
+    # after its merge (a re-embed) goes with the entity too. Only the vector
+    # store and the log's event need them.
+    needed = vectors is not None or event_log is not None
     merged = (
-        await graph.merged_ids(entity_id, tenant_id) if isinstance(graph, MergedIdReader) else []
+        await graph.merged_ids(entity_id, tenant_id)
+        if needed and isinstance(graph, MergedIdReader)
+        else []
     )
     if event_log is not None:
         await event_log.append(
