@@ -227,24 +227,17 @@ def _read_by_keys(
     return result
 
 
-def _read_name_candidates(
-    connection: sqlite3.Connection, units: Sequence[str], tenant_id: TenantId, limit: int
-) -> list[Entity]:
-    """The best `limit` entities by distinct shared units, then `str(id)`."""
-    return _read_name_candidates_of(connection, {"": list(units)}, tenant_id, limit)[""]
-
-
 def _read_name_candidates_of(
     connection: sqlite3.Connection,
     units_of: Mapping[str, Sequence[str]],
     tenant_id: TenantId,
     limit: int,
 ) -> dict[str, list[Entity]]:
-    """`_read_name_candidates` of each query's units, from one snapshot.
+    """The best `limit` entities by distinct shared units, then `str(id)`, for each query.
 
-    The postings of every distinct unit are read in one statement and the
-    candidates of every query in another, and each candidate is parsed
-    once, however many queries find it (ADR 0123).
+    Read from one snapshot: the postings of every distinct unit in one
+    statement and the candidates of every query in another. Each candidate
+    is parsed once, however many queries find it (ADR 0123).
     """
     tenant = str(tenant_id)
     wanted = sorted({unit for units in units_of.values() for unit in units})
@@ -542,9 +535,7 @@ class SqliteGraphStore(AsyncClosable, GraphStoreBase):
     async def _find_name_candidates(
         self, units: list[str], tenant_id: TenantId, limit: int
     ) -> list[Entity]:
-        return await self._run(
-            lambda connection: _read_name_candidates(connection, units, tenant_id, limit)
-        )
+        return (await self._find_name_candidates_of({"": units}, tenant_id, limit))[""]
 
     async def _find_name_candidates_of(
         self, units_of: dict[str, list[str]], tenant_id: TenantId, limit: int
