@@ -1,0 +1,281 @@
+"""A question's chain of relations, read as steps over the five basic relations of people.
+
+"Who is the sister of the uncle of the son of X?" and "X's son's uncle's
+sister: who is that?" ask the same thing: start at X, take the son, his
+uncle, then her sister. `read_relation_chain` reads such a chain from the
+words of a query, innermost relation first, and spells each relation as
+steps over five basic relations: `parent`, `child`, `sibling`, `spouse` and
+`friend`, each step perhaps asking for one gender.
+
+The terms are those of English kinship, composed by its own rules, not a
+list of phrases: a generation word (`parent`, `child`, their gendered and
+familiar forms) takes `grand` (one more generation) and any number of
+`great` (one more each); `aunt`, `uncle`, `niece` and `nephew` are a
+parent's or a child's generation across a sibling (or a sibling's spouse);
+a cousin of degree `n` (first, second, ...) is `n` generations up, a
+sibling, `n` down, and `once`/`twice`/`n times removed` one generation
+further either way; `-in-law` joins a spouse on the side the relation
+reaches from; `female`/`male` before a term asks its last step's gender.
+A word that names no relation ends nothing: the chain is the relation
+terms in the order the query composes them, `of` (the outer relation
+first) or the possessive `'s` (the inner first).
+
+`relation_types` tells which of a graph's relationship types state a basic
+relation: a type whose words, beside `of`, `has`, `is`, are one form of
+it (`mother`, `MOTHER_OF`, `has_mother`). See ADR 0126.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final, NamedTuple
+
+#: The five basic relations a chain's steps are made of.
+BASIC_RELATIONS: Final = ("parent", "child", "sibling", "spouse", "friend")
+
+#: Each basic relation's forms, by the gender they ask (`None`: any).
+_FORMS: Final[dict[str, dict[str | None, tuple[str, ...]]]] = {
+    "parent": {
+        None: ("parent",),
+        "female": ("mother", "mom", "mum", "mommy", "mummy", "mama"),
+        "male": ("father", "dad", "daddy", "papa"),
+    },
+    "child": {
+        None: ("child", "children", "kid"),
+        "female": ("daughter",),
+        "male": ("son",),
+    },
+    "sibling": {
+        None: ("sibling",),
+        "female": ("sister",),
+        "male": ("brother",),
+    },
+    "spouse": {None: ("spouse",), "female": ("wife", "wives"), "male": ("husband",)},
+    "friend": {None: ("friend", "pal", "buddy", "buddies", "chum")},
+}
+
+#: Every form's word, to its relation and gender.
+_WORDS: Final = {
+    word: (relation, gender)
+    for relation, by_gender in _FORMS.items()
+    for gender, words in by_gender.items()
+    for word in words
+}
+
+#: The grand- forms, to their relation (`parent` two up, `child` two down) and gender.
+_GRAND: Final = {
+    "grandparent": ("parent", None),
+    "grandmother": ("parent", "female"),
+    "grandma": ("parent", "female"),
+    "granny": ("parent", "female"),
+    "grandmom": ("parent", "female"),
+    "grandfather": ("parent", "male"),
+    "grandpa": ("parent", "male"),
+    "granddad": ("parent", "male"),
+    "grandad": ("parent", "male"),
+    "grandchild": ("child", None),
+    "grandchildren": ("child", None),
+    "grandkid": ("child", None),
+    "granddaughter": ("child", "female"),
+    "grandson": ("child", "male"),
+}
+
+#: Across a sibling: the generations' direction and the gender of the relation's end.
+_COLLATERAL: Final = {
+    "aunt": ("parent", "female"),
+    "aunty": ("parent", "female"),
+    "auntie": ("parent", "female"),
+    "uncle": ("parent", "male"),
+    "niece": ("child", "female"),
+    "nephew": ("child", "male"),
+}
+
+_COUSINS: Final = ("cousin",)
+_ORDINALS: Final = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3}
+_TIMES: Final = {"once": 1, "twice": 2, "thrice": 3}
+_NUMBERS: Final = {"two": 2, "three": 3, "2": 2, "3": 3}
+_GENDERS: Final = {"female": "female", "male": "male"}
+_KNOWN: Final = frozenset((*_WORDS, *_GRAND, *_COLLATERAL, *_COUSINS))
+#: The words a relationship type may hold beside its relation's form.
+_TYPE_FILLER: Final = frozenset({"of", "has", "is", "a", "an", "the"})
+_TOKEN: Final = re.compile(r"['\u2019][sS]\b|[^\W_]+")
+#: The most "great"s one term may hold, so a term's steps stay bounded.
+MAX_GREATS: Final = 8
+
+
+class Step(NamedTuple):
+    """One basic relation followed from an entity, perhaps asking its end's gender."""
+
+    relation: str
+    gender: str | None = None
+
+
+#: One relation term: the ways to spell it in steps (any of them reaches it).
+type Term = tuple[tuple[Step, ...], ...]
+
+
+class RelationChain(NamedTuple):
+    """A query's relation terms, innermost first, with the query span of each."""
+
+    terms: tuple[Term, ...]
+    spans: tuple[tuple[int, int], ...]
+
+
+def _generations(relation: str, count: int, gender: str | None) -> tuple[Step, ...]:
+    """`count` steps of `relation`, the last asking `gender`."""
+    return (*(Step(relation) for _ in range(count - 1)), Step(relation, gender))
+
+
+def _in_law(steps: tuple[Step, ...]) -> Term:
+    """By marriage: a spouse's parent, a child's spouse, a sibling's spouse, a spouse's sibling."""
+    *inner, last = steps
+    married = (*inner, Step(last.relation), Step("spouse", last.gender))
+    if last.relation == "parent":
+        return ((Step("spouse"), *steps),)
+    if last.relation == "child":
+        return (married,)
+    return ((Step("spouse"), *steps), married)
+
+
+def _cousin(degree: int, removed: int, gender: str | None) -> Term:
+    up = tuple(Step("parent") for _ in range(degree))
+    down = _generations("child", degree + removed, gender)
+    spelled = [(*up, Step("sibling"), *down)]
+    if removed:
+        higher = tuple(Step("parent") for _ in range(degree + removed))
+        spelled.append((*higher, Step("sibling"), *_generations("child", degree, gender)))
+    return tuple(spelled)
+
+
+def _term_at(words: list[str], index: int) -> tuple[Term | None, int]:
+    """The relation term starting at `words[index]` and the index just past it.
+
+    With no term there (`None`), the index is past the words read looking
+    for one, so "great-friend" is not read again as "friend".
+    """
+    at = index
+    gender = _GENDERS.get(words[at])
+    if gender is not None:
+        at += 1
+    greats = 0
+    while at < len(words) and words[at] == "great":
+        greats += 1
+        at += 1
+    if at >= len(words) or greats > MAX_GREATS:
+        return None, at + 1
+    word = _singular(words[at])
+    if word in _ORDINALS and greats == 0 and at + 1 < len(words) and words[at + 1] in _COUSINS:
+        return _cousin_at(words, at + 1, _ORDINALS[word], gender)
+    term: Term | None = None
+    if word == "grand" and at + 1 < len(words) and words[at + 1] in _COLLATERAL:
+        greats += 1
+        at += 1
+        word = _singular(words[at])
+    if word in _WORDS and greats == 0:
+        relation, own = _WORDS[word]
+        term = ((Step(relation, gender or own),),)
+    elif word in _GRAND:
+        relation, own = _GRAND[word]
+        term = (_generations(relation, 2 + greats, gender or own),)
+    elif word in _COLLATERAL:
+        direction, own = _COLLATERAL[word]
+        term = _collateral(direction, 1 + greats, gender or own)
+    elif word in _COUSINS and greats == 0:
+        return _cousin_at(words, at, 1, gender)
+    at += 1
+    if term is None:
+        return None, at
+    if words[at : at + 2] == ["in", "law"]:
+        at += 2
+        if len(term) != 1 or term[0][-1].relation == "friend":
+            return None, at
+        term = _in_law(term[0])
+    return term, at
+
+
+def _singular(word: str) -> str:
+    """`word`, or its singular when only that is a known term ("uncles", "dads")."""
+    if word in _KNOWN or not word.endswith("s") or word[:-1] not in _KNOWN:
+        return word
+    return word[:-1]
+
+
+def _collateral(direction: str, generations: int, gender: str | None) -> Term:
+    """An aunt or uncle (`parent`), a niece or nephew (`child`): across a sibling or its spouse."""
+    if direction == "parent":
+        ups = tuple(Step("parent") for _ in range(generations))
+        return ((*ups, Step("sibling", gender)), (*ups, Step("sibling"), Step("spouse", gender)))
+    down = _generations("child", generations, gender)
+    return ((Step("sibling"), *down), (Step("spouse"), Step("sibling"), *down))
+
+
+def _cousin_at(words: list[str], at: int, degree: int, gender: str | None) -> tuple[Term, int]:
+    """A cousin of `degree` at `words[at]`, its removal read after it."""
+    at += 1
+    removed = 0
+    if at + 1 < len(words) and words[at] in _TIMES and words[at + 1] == "removed":
+        removed, at = _TIMES[words[at]], at + 2
+    elif (
+        at + 2 < len(words)
+        and words[at] in _NUMBERS
+        and words[at + 1 : at + 3] == ["times", "removed"]
+    ):
+        removed, at = _NUMBERS[words[at]], at + 3
+    return _cousin(degree, removed, gender), at
+
+
+def read_relation_chain(query: str) -> RelationChain:
+    """The relation terms of `query`, innermost first, with their character spans.
+
+    A term is read at a word (its longest form: "female first cousin once
+    removed", "great-grandmother", "father-in-law"); terms are in the
+    query's order when more of them are followed by a possessive `'s`
+    than by `of`, else reversed ("the A of the B of X" asks B, then A).
+    A query with no relation term gives an empty chain.
+    """
+    tokens = [(match.start(), match.end()) for match in _TOKEN.finditer(query)]
+    words = [_fold(query[start:end]) for start, end in tokens]
+    found: list[tuple[Term, int, int]] = []
+    possessive = of = 0
+    index = 0
+    while index < len(words):
+        start = index
+        term, end = _term_at(words, index)
+        if term is None:
+            index = end
+            continue
+        found.append((term, tokens[start][0], tokens[end - 1][1]))
+        if end < len(words):
+            possessive += words[end] == "'s"
+            of += words[end] == "of"
+        index = end
+    if of >= possessive:
+        found.reverse()
+    return RelationChain(
+        terms=tuple(term for term, _, _ in found),
+        spans=tuple((start, end) for _, start, end in found),
+    )
+
+
+def _fold(token: str) -> str:
+    """A token as terms are spelled: lowercase, the possessive's apostrophe plain."""
+    return "'s" if token[0] in "'\u2019" else token.lower()
+
+
+def _type_words(relationship_type: str) -> frozenset[str]:
+    words = (_fold(token) for token in _TOKEN.findall(relationship_type))
+    return frozenset(_singular(word) for word in words if word not in _TYPE_FILLER)
+
+
+def relation_of_type(relationship_type: str) -> Step | None:
+    """The basic relation (and gender) a relationship type states, or `None`.
+
+    `mother`, `MOTHER_OF` and `has_mother` state `Step("parent", "female")`;
+    `grandmother` or `mother_in_law` state none (they are chains, not steps).
+    """
+    words = _type_words(relationship_type)
+    if len(words) != 1:
+        return None
+    [word] = words
+    found = _WORDS.get(word)
+    return None if found is None else Step(*found)

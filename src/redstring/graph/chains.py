@@ -1,0 +1,173 @@
+"""A query's relation chain followed over a tenant's relationships, from seed entities.
+
+`follow_chain` takes the seeds through each term of a `RelationChain`
+(`redstring.domain.relation_chains`) in turn: a term's steps follow the
+relationships whose type states the step's basic relation
+(`relation_of_type`), from the relationship's source to its target ("the
+mother of X is Y" is `X --mother--> Y`). Where an entity states no such
+relationship, the step reads the inverse one the other way (X's child is
+whoever states X as parent), gender unasked, since the inverse type does
+not tell it. A seed that takes part in no relationship of a basic relation
+(a hobby, an occupation, a date's holder's attribute) stands for the
+entities it is joined to, whatever the type: "the person whose hobby is
+X" starts from X's holders.
+
+Every entity a term's end reaches is bound: it scores the best seed weight
+that reaches it, as do the seeds, so a chain's every link (the trace of the
+question, not only its answer) is found. Each step keeps at most `limit`
+entities, the best first, so a chain reads a bounded number of
+relationships. See ADR 0126.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from redstring.domain.relation_chains import Step, relation_of_type
+from redstring.graph.walk import Walk
+from redstring.ports.graph_reads import read_relationships
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from redstring.domain.ids import EntityId, TenantId
+    from redstring.domain.relation_chains import RelationChain
+    from redstring.domain.relationship import Relationship
+    from redstring.ports.graph_store import GraphReader
+
+#: Each basic relation's inverse: `X --r--> Y` states `Y --inverse(r)--> X`.
+_INVERSE: Final = {
+    "parent": "child",
+    "child": "parent",
+    "sibling": "sibling",
+    "spouse": "spouse",
+    "friend": "friend",
+}
+
+
+class _Edges:
+    """The relationships of the entities a chain has visited, read once each, in batches."""
+
+    def __init__(self, graph: GraphReader, tenant_id: TenantId) -> None:
+        self._graph = graph
+        self._tenant_id = tenant_id
+        self.read: dict[EntityId, list[Relationship]] = {}
+        self._types: dict[str, Step | None] = {}
+
+    async def load(self, entity_ids: list[EntityId]) -> None:
+        """Read the relationships of those of `entity_ids` not read yet, in one batch."""
+        unread = [entity_id for entity_id in entity_ids if entity_id not in self.read]
+        if unread:
+            self.read.update(await read_relationships(self._graph, unread, self._tenant_id))
+
+    def stated(self, relationship_type: str) -> Step | None:
+        """The basic relation `relationship_type` states, read once per type."""
+        if relationship_type not in self._types:
+            self._types[relationship_type] = relation_of_type(relationship_type)
+        return self._types[relationship_type]
+
+
+def _fits(stated: Step | None, step: Step, *, inverse: bool) -> bool:
+    if stated is None:
+        return False
+    if inverse:
+        return stated.relation == _INVERSE[step.relation]
+    return stated.relation == step.relation and (
+        step.gender is None or stated.gender is None or stated.gender == step.gender
+    )
+
+
+def _step(
+    edges: _Edges, frontier: Mapping[EntityId, float], step: Step, used: Walk
+) -> dict[EntityId, float]:
+    """Where `step` takes each entity of `frontier`, each reached with its best weight."""
+    reached: dict[EntityId, float] = {}
+    for entity_id, weight in frontier.items():
+        known = edges.read.get(entity_id, [])
+        taken = [
+            (edge, edge.target_entity_id)
+            for edge in known
+            if edge.source_entity_id == entity_id
+            and _fits(edges.stated(edge.relationship_type), step, inverse=False)
+        ]
+        if not taken:
+            taken = [
+                (edge, edge.source_entity_id)
+                for edge in known
+                if edge.target_entity_id == entity_id
+                and _fits(edges.stated(edge.relationship_type), step, inverse=True)
+            ]
+        for edge, other in taken:
+            used.relationships[edge.id] = edge
+            if weight > reached.get(other, 0.0):
+                reached[other] = weight
+    return reached
+
+
+def _best(scores: Mapping[EntityId, float], limit: int) -> dict[EntityId, float]:
+    kept = sorted(scores, key=lambda key: (-scores[key], key.int))[:limit]
+    return {key: scores[key] for key in kept}
+
+
+async def follow_chain(
+    graph: GraphReader,
+    tenant_id: TenantId,
+    seeds: Mapping[EntityId, float],
+    chain: RelationChain,
+    *,
+    limit: int,
+) -> Walk:
+    """The entities `chain` binds from `seeds`, each with its best seed's weight; the edges read.
+
+    An empty chain, or seeds of no positive weight, bind the seeds alone.
+    A term no step of which leads anywhere ends the chain there.
+    """
+    result = Walk()
+    frontier = _best({key: value for key, value in seeds.items() if value > 0}, limit)
+    result.scores.update(frontier)
+    if not chain.terms or not frontier:
+        return result
+    edges = _Edges(graph, tenant_id)
+    await edges.load(list(frontier))
+    frontier = await _people(edges, frontier, result, limit)
+    for term in chain.terms:
+        bound: dict[EntityId, float] = {}
+        for spelling in term:
+            current = frontier
+            for step in spelling:
+                await edges.load(list(current))
+                current = _best(_step(edges, current, step, result), limit)
+                if not current:
+                    break
+            for entity_id, weight in current.items():
+                if weight > bound.get(entity_id, 0.0):
+                    bound[entity_id] = weight
+        if not bound:
+            break
+        frontier = _best(bound, limit)
+        for entity_id, weight in frontier.items():
+            if weight > result.scores.get(entity_id, 0.0):
+                result.scores[entity_id] = weight
+    return result
+
+
+async def _people(
+    edges: _Edges, seeds: dict[EntityId, float], result: Walk, limit: int
+) -> dict[EntityId, float]:
+    """The seeds, each one in no basic relation replaced by the entities joined to it."""
+    frontier: dict[EntityId, float] = {}
+    for entity_id, weight in seeds.items():
+        known = edges.read.get(entity_id, [])
+        if any(edges.stated(edge.relationship_type) is not None for edge in known):
+            frontier[entity_id] = max(frontier.get(entity_id, 0.0), weight)
+            continue
+        for edge in known:
+            other = (
+                edge.target_entity_id
+                if edge.source_entity_id == entity_id
+                else edge.source_entity_id
+            )
+            result.relationships[edge.id] = edge
+            frontier[other] = max(frontier.get(other, 0.0), weight)
+            result.scores[other] = max(result.scores.get(other, 0.0), weight)
+    return _best(frontier, limit)

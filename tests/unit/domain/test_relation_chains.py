@@ -1,0 +1,159 @@
+"""A query's relation chain: English kinship terms, composed and ordered as the query says them."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from redstring.domain.relation_chains import (
+    BASIC_RELATIONS,
+    MAX_GREATS,
+    Step,
+    read_relation_chain,
+    relation_of_type,
+)
+
+P, C, S, M, F = (Step(name) for name in BASIC_RELATIONS)
+MOTHER, FATHER = Step("parent", "female"), Step("parent", "male")
+DAUGHTER, SON = Step("child", "female"), Step("child", "male")
+SISTER, BROTHER = Step("sibling", "female"), Step("sibling", "male")
+WIFE, HUSBAND = Step("spouse", "female"), Step("spouse", "male")
+
+
+def only(query: str) -> tuple[tuple[Step, ...], ...]:
+    [term] = read_relation_chain(query).terms
+    return term
+
+
+@pytest.mark.parametrize(
+    ("phrase", "spellings"),
+    [
+        ("the mother of X", ((MOTHER,),)),
+        ("X's mum", ((MOTHER,),)),
+        ("X's dad", ((FATHER,),)),
+        ("the parents of X", ((P,),)),
+        ("the children of X", ((C,),)),
+        ("X's kid", ((C,),)),
+        ("X's kids", ((C,),)),
+        ("the sons of X", ((SON,),)),
+        ("X's pal", ((F,),)),
+        ("the husband of X", ((HUSBAND,),)),
+        ("the spouse of X", ((M,),)),
+        ("the sibling of X", ((S,),)),
+        ("the grandparent of X", ((P, P),)),
+        ("X's grandma", ((P, MOTHER),)),
+        ("the great-grandmother of X", ((P, P, MOTHER),)),
+        ("the great great grandson of X", ((C, C, C, SON),)),
+        ("the grandchildren of X", ((C, C),)),
+        ("the aunt of X", ((P, SISTER), (P, S, WIFE))),
+        ("the uncles of X", ((P, BROTHER), (P, S, HUSBAND))),
+        ("the great-uncle of X", ((P, P, BROTHER), (P, P, S, HUSBAND))),
+        ("the grand-aunt of X", ((P, P, SISTER), (P, P, S, WIFE))),
+        ("the niece of X", ((S, DAUGHTER), (M, S, DAUGHTER))),
+        ("the great-nephew of X", ((S, C, SON), (M, S, C, SON))),
+        ("the cousin of X", ((P, S, C),)),
+        ("the female cousin of X", ((P, S, DAUGHTER),)),
+        ("the male second cousin of X", ((P, P, S, C, SON),)),
+        (
+            "the first cousin once removed of X",
+            ((P, S, C, C), (P, P, S, C)),
+        ),
+        ("the cousin two times removed of X", ((P, S, C, C, C), (P, P, P, S, C))),
+        ("the father-in-law of X", ((M, FATHER),)),
+        ("X's dads-in-law", ((M, FATHER),)),
+        ("the son-in-law of X", ((C, HUSBAND),)),
+        ("the daughter in law of X", ((C, WIFE),)),
+        ("the sister-in-law of X", ((M, SISTER), (S, WIFE))),
+        ("the female friend of X", ((Step("friend", "female"),),)),
+    ],
+)
+def test_each_term_is_spelled_as_steps_over_the_basic_relations(
+    phrase: str, spellings: tuple[tuple[Step, ...], ...]
+) -> None:
+    assert only(phrase) == spellings
+
+
+def test_of_reads_the_outer_relation_first_and_the_possessive_the_inner() -> None:
+    of = read_relation_chain("Who is the sister of the uncle of the son of Drema Chi?")
+    possessive = read_relation_chain("Drema Chi's son's uncle's sister: who is that?")
+    assert of.terms == possessive.terms
+    assert [term[0][-1] for term in of.terms] == [SON, BROTHER, SISTER]
+
+
+def test_each_span_is_the_text_its_term_was_read_from() -> None:
+    query = "Name the person with job site engineer\u2019s Great-Grandma's Brother-in-law."
+    chain = read_relation_chain(query)
+    assert [query[start:end] for start, end in chain.spans] == [
+        "Great-Grandma",
+        "Brother-in-law",
+    ]
+    assert chain.terms[0] == ((P, P, MOTHER),)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "Who wrote Hamlet?",
+        "the great of X",
+        "the in-law of X",
+        "the friend-in-law of X",
+        "the great-friend of X",
+        "the great-cousin of X",
+        "the second of X",
+    ],
+)
+def test_words_that_compose_no_relation_give_no_term(query: str) -> None:
+    assert read_relation_chain(query).terms == ()
+
+
+@given(greats=st.integers(min_value=0, max_value=MAX_GREATS + 3))
+@example(greats=MAX_GREATS)
+@example(greats=MAX_GREATS + 1)
+def test_a_run_of_great_is_bounded(greats: int) -> None:
+    terms = read_relation_chain("the " + "great-" * greats + "grandson of X").terms
+    if greats > MAX_GREATS:
+        assert terms == ()
+    else:
+        assert terms == (((*([C] * (greats + 1)), SON),),)
+
+
+@given(st.text(max_size=80))
+@example("'s 's of of")
+@example("great great")
+@example("female")
+@example("first cousin once")
+@example("cousin twice")
+@example("son in")
+def test_any_text_reads_without_error_and_spans_lie_inside_it(query: str) -> None:
+    chain = read_relation_chain(query)
+    assert len(chain.terms) == len(chain.spans)
+    for start, end in chain.spans:
+        assert 0 <= start < end <= len(query)
+    for term in chain.terms:
+        assert term
+        assert all(step.relation in BASIC_RELATIONS for spelling in term for step in spelling)
+
+
+@pytest.mark.parametrize(
+    ("relationship_type", "stated"),
+    [
+        ("mother", MOTHER),
+        ("MOTHER_OF", MOTHER),
+        ("has_mother", MOTHER),
+        ("parent", P),
+        ("is a friend of", F),
+        ("Sons", SON),
+        ("spouse", M),
+        ("grandmother", None),
+        ("mother_in_law", None),
+        ("works_for", None),
+        ("hobby", None),
+        ("of", None),
+    ],
+)
+def test_a_type_states_a_basic_relation_when_its_only_word_is_a_form_of_it(
+    relationship_type: str, stated: Step | None
+) -> None:
+    assert relation_of_type(relationship_type) == stated
