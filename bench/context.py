@@ -8,14 +8,16 @@ graph's names). For every question, asks `ContextRetriever` three ways:
 - `bm25`: chunks alone (the BM25 channel);
 - `graph`: the walk's passage score ruling (graph weight 1000; BM25 only
   breaks its ties);
-- `fused`: the default settings (BM25 and the walk fused by normalized score).
+- `fused`: the default settings (BM25 and the walk fused by normalized score,
+  the walk lifting the entities the question's relation chain binds).
 
 Recall@k is the fraction of a question's gold articles (its trace set) among
 the top k distinct articles. Prints R@2/5/10 overall and R@5 by hop count, the
 share of person questions whose answer is among the context's top-10
 entities, and the fused call's p50. `--ablations` adds fused runs with no
-query linking and with no edge weighting. `--diagnose` adds the ceiling (R@5 of
-an oracle ranking every gold article first: what the gold set sizes allow) and
+query linking, with no edge weighting and with no relation chains.
+`--diagnose` adds the ceiling (R@5 of an oracle ranking every gold article
+first: what the gold set sizes allow) and
 where the fused run's gold articles beyond the top 5 are: ranked 6-10, ranked
 11-100, ranked below 100 though the graph channel scored them, or not scored
 by the graph channel at all (no entity among the walk's best `reach` mentions
@@ -237,6 +239,9 @@ async def _quality(
         )
         runs["fused, no edge weighting"] = ContextRetriever(
             chunks=chunks, graph=graph, settings=ContextSettings(weight_edges=False)
+        )
+        runs["fused, no chains"] = ContextRetriever(
+            chunks=chunks, graph=graph, settings=ContextSettings(follow_chains=False)
         )
     results = {
         key: await run(universe, retriever, universe.questions) for key, retriever in runs.items()

@@ -14,9 +14,12 @@ beats one that a single channel ranks a little better.
 
 Given a graph, the query's entities are linked (`link_query`, ADR 0077)
 and, with the subjects of the best BM25 passages, seed a walk over the
-graph's relationships (`redstring.graph.walk`, ADR 0078); passages score
-by the entities the walk reached that they mention, under their own ids
-or, on a graph that lists them (`MergedIdReader`), those merged into them.
+graph's relationships (`redstring.graph.walk`, ADR 0078); where the
+query composes relations ("the sister of the uncle of X"), the entities
+its chain binds from the same seeds (`redstring.graph.chains`, ADR 0126)
+score well above the rest. Passages score by the entities the walk
+reached that they mention, under their own ids or, on a graph that lists
+them (`MergedIdReader`), those merged into them.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from redstring.domain.limits import MAX_BUDGET_CHARS
 from redstring.domain.linking import name_key
 from redstring.domain.names import entity_names
 from redstring.domain.query_linking import FIT_FLOOR, link_query, type_fit
+from redstring.domain.relation_chains import read_relation_chain
 from redstring.domain.retrieval import ScoredEntity
 from redstring.domain.validation import (
     check_collaborator,
@@ -38,6 +42,7 @@ from redstring.domain.validation import (
     check_query,
     check_tenant_id,
 )
+from redstring.graph.chains import follow_chain
 from redstring.graph.walk import PassageMention, Walk, score_passages, walk
 from redstring.ports.chunk_store import ChunkReader, MentionReader
 from redstring.ports.embedding import EmbeddingProvider
@@ -223,7 +228,34 @@ class ContextRetriever:
     async def _walk(
         self, graph: GraphReader, query: str, tenant: TenantId, hits: list[ScoredChunk]
     ) -> Walk:
-        """Walk from the query's linked entities and the subjects of its best BM25 passages."""
+        """Walk from the query's linked entities and the subjects of its best BM25 passages.
+
+        With `follow_chains` and a query that composes relations, the
+        entities its chain binds from the same seeds score `chain_weight`
+        (over the chain's best) on top of their walk score over the walk's
+        best (ADR 0126).
+        """
+        seeds = await self._seeds(graph, query, tenant, hits)
+        walked = await self._spread(graph, query, tenant, seeds)
+        settings = self._settings
+        chain = read_relation_chain(query) if settings.follow_chains else None
+        if chain is None or not chain.terms or not seeds:
+            return walked
+        followed = await follow_chain(graph, tenant, seeds, chain, limit=settings.chain_limit)
+        walk_best = max(walked.scores.values(), default=0.0)
+        chain_best = max(followed.scores.values(), default=0.0)
+        combined = Walk(relationships={**walked.relationships, **followed.relationships})
+        for entity_id, score in walked.scores.items():
+            combined.scores[entity_id] = score / walk_best if walk_best > 0 else 0.0
+        for entity_id, score in followed.scores.items():
+            gained = settings.chain_weight * score / chain_best if chain_best > 0 else 0.0
+            combined.scores[entity_id] = combined.scores.get(entity_id, 0.0) + gained
+        return combined
+
+    async def _seeds(
+        self, graph: GraphReader, query: str, tenant: TenantId, hits: list[ScoredChunk]
+    ) -> dict[EntityId, float]:
+        """The query's linked entities (by link score) and its best BM25 passages' subjects."""
         settings = self._settings
         seeds: dict[EntityId, float] = {}
         if settings.link_entities:
@@ -238,6 +270,13 @@ class ContextRetriever:
             for hit in top:
                 for entity_id in subjects.get(hit.chunk.id, ()):
                     seeds[entity_id] = seeds.get(entity_id, 0.0) + share * hit.score / best
+        return seeds
+
+    async def _spread(
+        self, graph: GraphReader, query: str, tenant: TenantId, seeds: dict[EntityId, float]
+    ) -> Walk:
+        """The walk from `seeds`, each relationship weighted by how well its type fits `query`."""
+        settings = self._settings
         fits: dict[str, float] = {}
 
         def edge_weight(relationship_type: str, forward: bool) -> float:

@@ -68,6 +68,11 @@ class ContextSettings(BaseModel):
       they are about: an entity scores its walk score over the walk's best
       plus `subject_weight` times the fused score, over the best, of the
       best passage about it (0: the walk alone ranks the entities).
+    - `follow_chains`: follow the query's chain of relations ("the sister
+      of the uncle of X", `read_relation_chain`) from the walk's seeds, and
+      score every entity it binds `chain_weight` more, over the walk's
+      best, than the walk alone does (ADR 0126); `chain_limit`: the most
+      entities each step of a chain keeps.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -87,6 +92,9 @@ class ContextSettings(BaseModel):
     weight_edges: bool = True
     passage_seeds: int = Field(default=1, ge=0, le=100, strict=True)
     subject_weight: float = Field(default=2.0, ge=0.0, le=1_000.0)
+    follow_chains: bool = True
+    chain_weight: float = Field(default=30.0, ge=0.0, le=1_000.0)
+    chain_limit: int = Field(default=64, ge=1, le=10_000, strict=True)
 
 
 class ScoredPassage(BaseModel):

@@ -1,0 +1,122 @@
+"""A context follows the question's chain of relations to the passages its words do not name."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from uuid import NAMESPACE_URL, uuid5
+
+from redstring.chunks.adapters.memory import InMemoryChunkStore
+from redstring.composition.context import ContextRetriever
+from redstring.composition.documents import import_documents
+from redstring.domain.context import ContextSettings
+from redstring.domain.ids import EntityId, SourceId
+from redstring.domain.source import SourceDocument
+from redstring.graph.adapters.memory import InMemoryGraphStore
+from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
+
+if TYPE_CHECKING:
+    from redstring.domain.context import Context
+    from redstring.domain.entity import Entity
+    from redstring.domain.ids import TenantId
+
+ARTICLES = {
+    "Eve Moss": "Eve Moss paints. The mother of Eve Moss is Joan Moss.",
+    "Joan Moss": "Joan Moss throws pots. The sister of Joan Moss is Ruth Hale.",
+    "Ruth Hale": "Ruth Hale bakes bread. The son of Ruth Hale is Tom Hale.",
+    "Tom Hale": "Tom Hale sails.",
+    "Ivy Lund": "Ivy Lund sings. Ivy Lund is a friend of Eve Moss.",
+    "Max Roe": "Max Roe rows. Max Roe is a friend of Eve Moss.",
+    "Ned Park": "Ned Park runs. Ned Park is a friend of Eve Moss.",
+}
+FACTS = (
+    ("Eve Moss", "mother", "Joan Moss"),
+    ("Joan Moss", "sister", "Ruth Hale"),
+    ("Ruth Hale", "son", "Tom Hale"),
+    ("Eve Moss", "friend", "Ivy Lund"),
+    ("Eve Moss", "friend", "Max Roe"),
+    ("Eve Moss", "friend", "Ned Park"),
+)
+
+
+def person_entities(tenant: TenantId) -> dict[str, Entity]:
+    """The people, with the same ids in every tenant."""
+    return {
+        name: make_entity(id=EntityId(uuid5(NAMESPACE_URL, name)), name=name, tenant_id=tenant)
+        for name in ARTICLES
+    }
+
+
+async def cousins(
+    tenant: TenantId = TENANT,
+) -> tuple[InMemoryGraphStore, InMemoryChunkStore]:
+    """Eve's cousin Tom is three stated relations away; her three friends are one."""
+    graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
+    people = person_entities(tenant)
+    await graph.upsert_entities(list(people.values()))
+    await graph.upsert_relationships(
+        [make_relationship(people[a], people[b], relationship_type=kind) for a, kind, b in FACTS]
+    )
+    documents = [
+        SourceDocument(id=SourceId(name), title=name, text=text) for name, text in ARTICLES.items()
+    ]
+    await import_documents(documents, tenant, chunks=chunks, graph=graph)
+    return graph, chunks
+
+
+async def ask(settings: ContextSettings | None = None, query: str | None = None) -> Context:
+    graph, chunks = await cousins()
+    retriever = ContextRetriever(chunks=chunks, graph=graph, settings=settings)
+    return await retriever.retrieve_context(query or "Who is the cousin of Eve Moss?", TENANT, k=3)
+
+
+async def test_the_chain_brings_the_answer_and_its_passage_to_the_top() -> None:
+    context = await ask()
+    assert [e.entity.name for e in context.entities[:2]] == ["Eve Moss", "Tom Hale"]
+    assert {p.chunk.source_id for p in context.passages[:2]} == {"Eve Moss", "Tom Hale"}
+    # The context explains the answer by the relationships among its entities.
+    assert "son" in {edge.relationship_type for edge in context.relationships}
+
+
+async def test_the_same_words_asked_possessively_give_the_same_context() -> None:
+    of = await ask()
+    possessive = await ask(query="Eve Moss's cousin: who is that?")
+    assert [e.entity.name for e in possessive.entities[:2]] == ["Eve Moss", "Tom Hale"]
+    assert {p.chunk.source_id for p in possessive.passages[:2]} == {
+        p.chunk.source_id for p in of.passages[:2]
+    }
+
+
+async def test_without_chains_the_walk_alone_ranks_the_friends_first() -> None:
+    context = await ask(ContextSettings(follow_chains=False))
+    assert "Tom Hale" not in {p.chunk.source_id for p in context.passages}
+    assert "Tom Hale" not in {e.entity.name for e in context.entities}
+    zero = await ask(ContextSettings(chain_weight=0.0))
+    assert [p.chunk.source_id for p in zero.passages] == [
+        p.chunk.source_id for p in context.passages
+    ]
+
+
+async def test_a_question_composing_no_relation_is_answered_by_the_walk_alone() -> None:
+    graph, chunks = await cousins()
+    query = "What does Eve Moss paint?"
+    chained = ContextRetriever(chunks=chunks, graph=graph)
+    walked = ContextRetriever(
+        chunks=chunks, graph=graph, settings=ContextSettings(follow_chains=False)
+    )
+    assert await chained.retrieve_context(query, TENANT) == await walked.retrieve_context(
+        query, TENANT
+    )
+
+
+async def test_another_tenant_with_the_same_ids_answers_from_its_own_graph() -> None:
+    graph, chunks = await cousins()
+    # The other tenant holds the same people, under the same ids, with no family stated.
+    await graph.upsert_entities(list(person_entities(OTHER_TENANT).values()))
+    documents = [
+        SourceDocument(id=SourceId(name), title=name, text=text) for name, text in ARTICLES.items()
+    ]
+    await import_documents(documents, OTHER_TENANT, chunks=chunks, graph=graph)
+    retriever = ContextRetriever(chunks=chunks, graph=graph)
+    context = await retriever.retrieve_context("Who is the cousin of Eve Moss?", OTHER_TENANT, k=3)
+    assert "Tom Hale" not in {e.entity.name for e in context.entities}
+    assert not context.relationships
