@@ -20,8 +20,8 @@ A word that names no relation ends nothing: the chain is the relation
 terms in the order the query composes them, `of` (the outer relation
 first) or the possessive `'s` (the inner first).
 
-`relation_types` tells which of a graph's relationship types state a basic
-relation: a type whose words, beside `of`, `has`, `is`, are one form of
+`relation_of_type` tells which basic relation a graph's relationship type
+states: a type whose words, beside `of`, `has`, `is`, are one form of
 it (`mother`, `MOTHER_OF`, `has_mother`). See ADR 0126.
 """
 
@@ -94,7 +94,7 @@ _COUSINS: Final = ("cousin",)
 _ORDINALS: Final = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3}
 _TIMES: Final = {"once": 1, "twice": 2, "thrice": 3}
 _NUMBERS: Final = {"two": 2, "three": 3, "2": 2, "3": 3}
-_GENDERS: Final = {"female": "female", "male": "male"}
+_GENDERS: Final = frozenset({"female", "male"})
 _KNOWN: Final = frozenset((*_WORDS, *_GRAND, *_COLLATERAL, *_COUSINS))
 #: The words a relationship type may hold beside its relation's form.
 _TYPE_FILLER: Final = frozenset({"of", "has", "is", "a", "an", "the"})
@@ -154,7 +154,7 @@ def _term_at(words: list[str], index: int) -> tuple[Term | None, int]:
     for one, so "great-friend" is not read again as "friend".
     """
     at = index
-    gender = _GENDERS.get(words[at])
+    gender = words[at] if words[at] in _GENDERS else None
     if gender is not None:
         at += 1
     greats = 0
@@ -164,13 +164,14 @@ def _term_at(words: list[str], index: int) -> tuple[Term | None, int]:
     if at >= len(words) or greats > MAX_GREATS:
         return None, at + 1
     word = _singular(words[at])
-    if word in _ORDINALS and greats == 0 and at + 1 < len(words) and words[at + 1] in _COUSINS:
+    following = _singular(words[at + 1]) if at + 1 < len(words) else ""
+    if word in _ORDINALS and greats == 0 and following in _COUSINS:
         return _cousin_at(words, at + 1, _ORDINALS[word], gender)
     term: Term | None = None
-    if word == "grand" and at + 1 < len(words) and words[at + 1] in _COLLATERAL:
+    if word == "grand" and following in _COLLATERAL:
         greats += 1
         at += 1
-        word = _singular(words[at])
+        word = following
     if word in _WORDS and greats == 0:
         relation, own = _WORDS[word]
         term = ((Step(relation, gender or own),),)

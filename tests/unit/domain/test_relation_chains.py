@@ -55,6 +55,8 @@ def only(query: str) -> tuple[tuple[Step, ...], ...]:
         ("the cousin of X", ((P, S, C),)),
         ("the female cousin of X", ((P, S, DAUGHTER),)),
         ("the male second cousin of X", ((P, P, S, C, SON),)),
+        ("the second cousins of X", ((P, P, S, C, C),)),
+        ("the grand uncles of X", ((P, P, BROTHER), (P, P, S, HUSBAND))),
         (
             "the first cousin once removed of X",
             ((P, S, C, C), (P, P, S, C)),
