@@ -235,10 +235,11 @@ class ContextRetriever:
         (over the chain's best) on top of their walk score over the walk's
         best (ADR 0126).
         """
-        seeds = await self._seeds(graph, query, tenant, hits)
+        seeds, names = await self._seeds(graph, query, tenant, hits)
         walked = await self._spread(graph, query, tenant, seeds)
         settings = self._settings
-        chain = read_relation_chain(query) if settings.follow_chains else None
+        # A word of a linked name ("Will Son") is the name's, not a relation.
+        chain = read_relation_chain(query).outside(names) if settings.follow_chains else None
         if chain is None or not chain.terms or not seeds:
             return walked
         followed = await follow_chain(graph, tenant, seeds, chain, limit=settings.chain_limit)
@@ -254,14 +255,20 @@ class ContextRetriever:
 
     async def _seeds(
         self, graph: GraphReader, query: str, tenant: TenantId, hits: list[ScoredChunk]
-    ) -> dict[EntityId, float]:
-        """The query's linked entities (by link score) and its best BM25 passages' subjects."""
+    ) -> tuple[dict[EntityId, float], list[tuple[int, int]]]:
+        """The walk's seeds, and the spans of the query that name the linked ones.
+
+        The seeds are the query's linked entities (by link score) and the
+        subjects of its best BM25 passages.
+        """
         settings = self._settings
         seeds: dict[EntityId, float] = {}
+        names: list[tuple[int, int]] = []
         if settings.link_entities:
             candidates = await graph.find_name_candidates(query, tenant, limit=_LINK_CANDIDATES)
             for link in link_query(query, candidates):
                 seeds[link.entity.id] = max(seeds.get(link.entity.id, 0.0), link.score)
+                names.append((link.start, link.end))
         top = hits[: settings.passage_seeds]
         if top and self._mentions is not None:
             best = top[0].score
@@ -270,7 +277,7 @@ class ContextRetriever:
             for hit in top:
                 for entity_id in subjects.get(hit.chunk.id, ()):
                     seeds[entity_id] = seeds.get(entity_id, 0.0) + share * hit.score / best
-        return seeds
+        return seeds, names
 
     async def _spread(
         self, graph: GraphReader, query: str, tenant: TenantId, seeds: dict[EntityId, float]

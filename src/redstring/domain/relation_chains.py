@@ -28,7 +28,10 @@ it (`mother`, `MOTHER_OF`, `has_mother`). See ADR 0126.
 from __future__ import annotations
 
 import re
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 #: The five basic relations a chain's steps are made of.
 BASIC_RELATIONS: Final = ("parent", "child", "sibling", "spouse", "friend")
@@ -119,6 +122,22 @@ class RelationChain(NamedTuple):
 
     terms: tuple[Term, ...]
     spans: tuple[tuple[int, int], ...]
+
+    def outside(self, spans: Iterable[tuple[int, int]]) -> RelationChain:
+        """The chain without the terms read inside any of `spans` (`start, end` of the query).
+
+        A word of a name the query links ("Will Son") is the name's, not a
+        relation: the caller passes the linked names' spans.
+        """
+        taken = list(spans)
+        kept = [
+            (term, (start, end))
+            for term, (start, end) in zip(self.terms, self.spans, strict=True)
+            if not any(start < other_end and other_start < end for other_start, other_end in taken)
+        ]
+        return RelationChain(
+            terms=tuple(term for term, _ in kept), spans=tuple(span for _, span in kept)
+        )
 
 
 def _generations(relation: str, count: int, gender: str | None) -> tuple[Step, ...]:

@@ -8,9 +8,8 @@ mother of X is Y" is `X --mother--> Y`). Where an entity states no such
 relationship, the step reads the inverse one the other way (X's child is
 whoever states X as parent), gender unasked, since the inverse type does
 not tell it. A seed that takes part in no relationship of a basic relation
-(a hobby, an occupation, a date's holder's attribute) stands for the
-entities it is joined to, whatever the type: "the person whose hobby is
-X" starts from X's holders.
+(a hobby, an occupation) stands for the entities it is joined to,
+whatever the type: "the person whose hobby is X" starts from X's holders.
 
 Every entity a term's end reaches is bound: it scores the best seed weight
 that reaches it, as do the seeds, so a chain's every link (the trace of the

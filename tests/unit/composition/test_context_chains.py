@@ -120,3 +120,33 @@ async def test_another_tenant_with_the_same_ids_answers_from_its_own_graph() -> 
     context = await retriever.retrieve_context("Who is the cousin of Eve Moss?", OTHER_TENANT, k=3)
     assert "Tom Hale" not in {e.entity.name for e in context.entities}
     assert not context.relationships
+
+
+async def test_a_relation_word_inside_a_linked_name_is_the_names() -> None:
+    graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
+    will, ann, bo, kim = (
+        make_entity(name=name) for name in ("Will Son", "Ann Son", "Bo Son", "Kim Lee")
+    )
+    await graph.upsert_entities([will, ann, bo, kim])
+    await graph.upsert_relationships(
+        [
+            make_relationship(will, ann, relationship_type="mother"),
+            make_relationship(will, bo, relationship_type="son"),
+            make_relationship(bo, kim, relationship_type="mother"),
+        ]
+    )
+    texts = {
+        "Will Son": "Will Son fishes.",
+        "Ann Son": "Ann Son knits.",
+        "Bo Son": "Bo Son climbs.",
+        "Kim Lee": "Kim Lee draws.",
+    }
+    documents = [
+        SourceDocument(id=SourceId(name), title=name, text=text) for name, text in texts.items()
+    ]
+    await import_documents(documents, TENANT, chunks=chunks, graph=graph)
+    context = await ContextRetriever(chunks=chunks, graph=graph).retrieve_context(
+        "Who is the mother of Will Son?", TENANT, k=2
+    )
+    # Read as "the mother of the son of Will", the chain would bind Kim Lee.
+    assert [e.entity.name for e in context.entities] == ["Will Son", "Ann Son"]

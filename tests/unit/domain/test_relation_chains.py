@@ -159,3 +159,16 @@ def test_a_type_states_a_basic_relation_when_its_only_word_is_a_form_of_it(
     relationship_type: str, stated: Step | None
 ) -> None:
     assert relation_of_type(relationship_type) == stated
+
+
+def test_terms_read_inside_the_given_spans_are_left_out() -> None:
+    query = "Who is the mother of Will Son?"
+    chain = read_relation_chain(query)
+    assert [query[start:end] for start, end in chain.spans] == ["Son", "mother"]
+    name = (query.index("Will"), len(query) - 1)
+    kept = chain.outside([name])
+    assert kept.terms == (((MOTHER,),),)
+    assert [query[start:end] for start, end in kept.spans] == ["mother"]
+    # A span that only touches a term's edge leaves it in.
+    assert chain.outside([(0, query.index("mother"))]) == chain
+    assert chain.outside([]) == chain
