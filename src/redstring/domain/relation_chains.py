@@ -21,8 +21,10 @@ terms in the order the query composes them, `of` (the outer relation
 first) or the possessive `'s` (the inner first).
 
 `relation_of_type` tells which basic relation a graph's relationship type
-states: a type whose words, beside `of`, `has`, `is`, are one form of
-it (`mother`, `MOTHER_OF`, `has_mother`). See ADR 0126.
+states: a type whose words, beside `of`, `to`, `has`, `is`, are one form
+of it, read from its target's side when it says `of` ("X mother Y" and
+"X has_mother Y": Y is X's mother; "X mother_of Y": X is Y's mother). See
+ADR 0126.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ _FORMS: Final[dict[str, dict[str | None, tuple[str, ...]]]] = {
         "female": ("sister",),
         "male": ("brother",),
     },
-    "spouse": {None: ("spouse",), "female": ("wife", "wives"), "male": ("husband",)},
+    "spouse": {None: ("spouse", "married"), "female": ("wife", "wives"), "male": ("husband",)},
     "friend": {None: ("friend", "pal", "buddy", "buddies", "chum")},
 }
 
@@ -100,7 +102,7 @@ _NUMBERS: Final = {"two": 2, "three": 3, "2": 2, "3": 3}
 _GENDERS: Final = frozenset({"female", "male"})
 _KNOWN: Final = frozenset((*_WORDS, *_GRAND, *_COLLATERAL, *_COUSINS))
 #: The words a relationship type may hold beside its relation's form.
-_TYPE_FILLER: Final = frozenset({"of", "has", "is", "a", "an", "the"})
+_TYPE_FILLER: Final = frozenset({"of", "to", "has", "is", "a", "an", "the"})
 _TOKEN: Final = re.compile(r"['\u2019][sS]\b|[^\W_]+")
 #: The most "great"s one term may hold, so a term's steps stay bounded.
 MAX_GREATS: Final = 8
@@ -282,20 +284,35 @@ def _fold(token: str) -> str:
     return "'s" if token[0] in "'\u2019" else token.lower()
 
 
-def _type_words(relationship_type: str) -> frozenset[str]:
-    words = (_fold(token) for token in _TOKEN.findall(relationship_type))
-    return frozenset(_singular(word) for word in words if word not in _TYPE_FILLER)
+def _type_words(relationship_type: str) -> list[str]:
+    return [_fold(token) for token in _TOKEN.findall(relationship_type)]
 
 
-def relation_of_type(relationship_type: str) -> Step | None:
+class StatedRelation(NamedTuple):
+    """What a relationship of a type states: its target is its source's `step`.
+
+    With `reversed`, the other way: its source is its target's `step`
+    ("X mother_of Y": X is Y's mother).
+    """
+
+    step: Step
+    reversed: bool = False
+
+
+def relation_of_type(relationship_type: str) -> StatedRelation | None:
     """The basic relation (and gender) a relationship type states, or `None`.
 
-    `mother`, `MOTHER_OF` and `has_mother` state `Step("parent", "female")`;
-    `grandmother` or `mother_in_law` state none (they are chains, not steps).
+    `mother` and `has_mother` state `Step("parent", "female")` of their
+    source; `MOTHER_OF` the same of their target (`reversed`);
+    `grandmother` or `mother_in_law` state none (they are chains, not
+    steps).
     """
     words = _type_words(relationship_type)
-    if len(words) != 1:
+    named = {_singular(word) for word in words if word not in _TYPE_FILLER}
+    if len(named) != 1:
         return None
-    [word] = words
+    [word] = named
     found = _WORDS.get(word)
-    return None if found is None else Step(*found)
+    if found is None:
+        return None
+    return StatedRelation(Step(*found), reversed="of" in words)

@@ -2,14 +2,15 @@
 
 `follow_chain` takes the seeds through each term of a `RelationChain`
 (`redstring.domain.relation_chains`) in turn: a term's steps follow the
-relationships whose type states the step's basic relation
-(`relation_of_type`), from the relationship's source to its target ("the
-mother of X is Y" is `X --mother--> Y`). Where an entity states no such
-relationship, the step reads the inverse one the other way (X's child is
-whoever states X as parent), gender unasked, since the inverse type does
-not tell it. A seed that takes part in no relationship of a basic relation
-(a hobby, an occupation) stands for the entities it is joined to,
-whatever the type: "the person whose hobby is X" starts from X's holders.
+relationships whose type says the step's basic relation
+(`relation_of_type`): "the mother of X is Y" is `X --mother--> Y`, or
+`Y --mother_of--> X`. Where no relationship of an entity says the step,
+those that imply it are followed (X's child is whoever has X as parent),
+gender unasked, since the implying type does not tell it, unless a
+relationship says that end is of the step's relation with another gender.
+A seed that takes part in no relationship of a basic relation (a hobby,
+an occupation) stands for the entities it is joined to, whatever the
+type: "the person whose hobby is X" starts from X's holders.
 
 Every entity a term's end reaches is bound: it scores the best seed weight
 that reaches it, as do the seeds, so a chain's every link (the trace of the
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from redstring.domain.relation_chains import Step, relation_of_type
+from redstring.domain.relation_chains import StatedRelation, Step, relation_of_type
 from redstring.graph.walk import Walk
 from redstring.ports.graph_reads import read_relationships
 
@@ -51,7 +52,7 @@ class _Edges:
         self._graph = graph
         self._tenant_id = tenant_id
         self.read: dict[EntityId, list[Relationship]] = {}
-        self._types: dict[str, Step | None] = {}
+        self._types: dict[str, StatedRelation | None] = {}
 
     async def load(self, entity_ids: list[EntityId]) -> None:
         """Read the relationships of those of `entity_ids` not read yet, in one batch."""
@@ -59,44 +60,60 @@ class _Edges:
         if unread:
             self.read.update(await read_relationships(self._graph, unread, self._tenant_id))
 
-    def stated(self, relationship_type: str) -> Step | None:
+    def stated(self, relationship_type: str) -> StatedRelation | None:
         """The basic relation `relationship_type` states, read once per type."""
         if relationship_type not in self._types:
             self._types[relationship_type] = relation_of_type(relationship_type)
         return self._types[relationship_type]
 
 
-def _fits(stated: Step | None, step: Step, *, inverse: bool) -> bool:
+def _said(edges: _Edges, edge: Relationship, entity_id: EntityId) -> tuple[Step, bool] | None:
+    """What `edge`'s other end is to `entity_id`, and whether the edge says so itself.
+
+    "X --mother--> Y" says Y is X's mother (its gender stated); read from
+    Y, it implies X is Y's child (`False`: the gender not stated).
+    """
+    stated = edges.stated(edge.relationship_type)
     if stated is None:
-        return False
-    if inverse:
-        return stated.relation == _INVERSE[step.relation]
-    return stated.relation == step.relation and (
-        step.gender is None or stated.gender is None or stated.gender == step.gender
-    )
+        return None
+    step, reversed_ = stated
+    if (edge.source_entity_id == entity_id) != reversed_:
+        return step, True
+    return Step(_INVERSE[step.relation]), False
 
 
 def _step(
     edges: _Edges, frontier: Mapping[EntityId, float], step: Step, used: Walk
 ) -> dict[EntityId, float]:
-    """Where `step` takes each entity of `frontier`, each reached with its best weight."""
+    """Where `step` takes each entity of `frontier`, each reached with its best weight.
+
+    An entity's relationships that say the step themselves are followed;
+    only where none does, those that imply it, gender unasked, but for the
+    ends a relationship says are of the relation with another gender.
+    """
     reached: dict[EntityId, float] = {}
     for entity_id, weight in frontier.items():
-        known = edges.read.get(entity_id, [])
-        taken = [
-            (edge, edge.target_entity_id)
-            for edge in known
-            if edge.source_entity_id == entity_id
-            and _fits(edges.stated(edge.relationship_type), step, inverse=False)
-        ]
-        if not taken:
-            taken = [
-                (edge, edge.source_entity_id)
-                for edge in known
-                if edge.target_entity_id == entity_id
-                and _fits(edges.stated(edge.relationship_type), step, inverse=True)
-            ]
-        for edge, other in taken:
+        said: list[tuple[Relationship, EntityId]] = []
+        implied: list[tuple[Relationship, EntityId]] = []
+        other_gender: set[EntityId] = set()
+        for edge in edges.read.get(entity_id, []):
+            found = _said(edges, edge, entity_id)
+            if found is None or found[0].relation != step.relation:
+                continue
+            other = (
+                edge.target_entity_id
+                if edge.source_entity_id == entity_id
+                else edge.source_entity_id
+            )
+            if not found[1]:
+                implied.append((edge, other))
+            elif step.gender is None or found[0].gender in (None, step.gender):
+                said.append((edge, other))
+            else:
+                other_gender.add(other)
+        if not said:
+            said = [(edge, other) for edge, other in implied if other not in other_gender]
+        for edge, other in said:
             used.relationships[edge.id] = edge
             if weight > reached.get(other, 0.0):
                 reached[other] = weight

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from redstring.domain.relation_chains import (
     BASIC_RELATIONS,
     MAX_GREATS,
+    StatedRelation,
     Step,
     read_relation_chain,
     relation_of_type,
@@ -141,13 +142,16 @@ def test_any_text_reads_without_error_and_spans_lie_inside_it(query: str) -> Non
 @pytest.mark.parametrize(
     ("relationship_type", "stated"),
     [
-        ("mother", MOTHER),
-        ("MOTHER_OF", MOTHER),
-        ("has_mother", MOTHER),
-        ("parent", P),
-        ("is a friend of", F),
-        ("Sons", SON),
-        ("spouse", M),
+        ("mother", StatedRelation(MOTHER)),
+        ("has_mother", StatedRelation(MOTHER)),
+        ("MOTHER_OF", StatedRelation(MOTHER, reversed=True)),
+        ("is the mother of", StatedRelation(MOTHER, reversed=True)),
+        ("parent", StatedRelation(P)),
+        ("child_of", StatedRelation(C, reversed=True)),
+        ("is a friend of", StatedRelation(F, reversed=True)),
+        ("Sons", StatedRelation(SON)),
+        ("spouse", StatedRelation(M)),
+        ("married_to", StatedRelation(M)),
         ("grandmother", None),
         ("mother_in_law", None),
         ("works_for", None),
@@ -156,7 +160,7 @@ def test_any_text_reads_without_error_and_spans_lie_inside_it(query: str) -> Non
     ],
 )
 def test_a_type_states_a_basic_relation_when_its_only_word_is_a_form_of_it(
-    relationship_type: str, stated: Step | None
+    relationship_type: str, stated: StatedRelation | None
 ) -> None:
     assert relation_of_type(relationship_type) == stated
 

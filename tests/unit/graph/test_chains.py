@@ -175,3 +175,33 @@ async def test_a_step_inside_a_term_keeps_at_most_limit_entities_too() -> None:
     }
     assert len(stepped_from) == 1
     assert stepped_from <= daughters
+
+
+async def test_an_end_said_to_be_of_the_other_gender_is_not_taken_by_implication() -> None:
+    # Pia says only her father; Gus's "daughter" edge implies he is her parent.
+    assert set(await bound("Who is the mother of Pia?", "Pia")) == {"Pia"}
+    assert set(await bound("Who is the parent of Pia?", "Pia")) == {"Pia", "Gus"}
+
+
+async def test_a_type_that_says_of_is_read_from_its_target() -> None:
+    graph = InMemoryGraphStore()
+    ann, bea, cy, dan = (make_entity(name=name) for name in ("Ann", "Bea", "Cy", "Dan"))
+    await graph.upsert_entities([ann, bea, cy, dan])
+    await graph.upsert_relationships(
+        [
+            make_relationship(ann, bea, relationship_type="mother_of"),
+            make_relationship(dan, bea, relationship_type="FATHER_OF"),
+            make_relationship(bea, cy, relationship_type="married_to"),
+        ]
+    )
+    names = {ann.id: "Ann", bea.id: "Bea", cy.id: "Cy", dan.id: "Dan"}
+
+    async def follow(query: str, seed: Entity) -> set[str]:
+        chain = read_relation_chain(query)
+        found = await follow_chain(graph, TENANT, {seed.id: 1.0}, chain, limit=8)
+        return {names[entity_id] for entity_id in found.scores}
+
+    assert await follow("Who is the mother of Bea?", bea) == {"Bea", "Ann"}
+    assert await follow("Who is the father of Bea?", bea) == {"Bea", "Dan"}
+    assert await follow("Who is the child of Ann?", ann) == {"Ann", "Bea"}
+    assert await follow("Who is the mother-in-law of Cy?", cy) == {"Cy", "Ann"}
