@@ -4,10 +4,11 @@
 (`redstring.domain.relation_chains`) in turn: a term's steps follow the
 relationships whose type says the step's basic relation
 (`relation_of_type`): "the mother of X is Y" is `X --mother--> Y`, or
-`Y --mother_of--> X`. Where no relationship of an entity says the step,
-those that imply it are followed (X's child is whoever has X as parent),
-gender unasked, since the implying type does not tell it, unless a
-relationship says that end is of the step's relation with another gender.
+`Y --mother_of--> X`. The relationships that imply a relation are
+followed too (X's child is whoever has X as parent), but for a step that
+asks a gender only where none says it (the implying type does not tell
+the gender), and never to an end a relationship says is of the other
+gender.
 A seed that takes part in no relationship of a basic relation (a hobby,
 an occupation) stands for the entities it is joined to, whatever the
 type: "the person whose hobby is X" starts from X's holders.
@@ -83,15 +84,20 @@ def _said(edges: _Edges, edge: Relationship, entity_id: EntityId) -> tuple[Step,
 
 
 def _step(
-    edges: _Edges, frontier: Mapping[EntityId, float], step: Step, used: Walk
+    edges: _Edges, frontier: Mapping[EntityId, float], step: Step, used: Walk, limit: int
 ) -> dict[EntityId, float]:
-    """Where `step` takes each entity of `frontier`, each reached with its best weight.
+    """The best `limit` entities `step` takes `frontier` to, each with its best weight.
 
-    An entity's relationships that say the step themselves are followed;
-    only where none does, those that imply it, gender unasked, but for the
-    ends a relationship says are of the relation with another gender.
+    The relationships that lead to those kept join `used`.
+
+    A step that asks no gender follows every relationship that says or
+    implies its relation. One that asks a gender follows those that say it
+    with that gender; only where none does, those that imply the relation
+    (which cannot tell the gender), but for the ends a relationship says
+    are of the other gender.
     """
     reached: dict[EntityId, float] = {}
+    leading: dict[EntityId, list[Relationship]] = {}
     for entity_id, weight in frontier.items():
         said: list[tuple[Relationship, EntityId]] = []
         implied: list[tuple[Relationship, EntityId]] = []
@@ -111,13 +117,19 @@ def _step(
                 said.append((edge, other))
             else:
                 other_gender.add(other)
-        if not said:
+        if step.gender is None:
+            said += implied
+        elif not said:
             said = [(edge, other) for edge, other in implied if other not in other_gender]
         for edge, other in said:
-            used.relationships[edge.id] = edge
+            leading.setdefault(other, []).append(edge)
             if weight > reached.get(other, 0.0):
                 reached[other] = weight
-    return reached
+    kept = _best(reached, limit)
+    for entity_id in kept:
+        for edge in leading[entity_id]:
+            used.relationships[edge.id] = edge
+    return kept
 
 
 def _best(scores: Mapping[EntityId, float], limit: int) -> dict[EntityId, float]:
@@ -152,7 +164,7 @@ async def follow_chain(
             current = frontier
             for step in spelling:
                 await edges.load(list(current))
-                current = _best(_step(edges, current, step, result), limit)
+                current = _step(edges, current, step, result, limit)
                 if not current:
                     break
             for entity_id, weight in current.items():

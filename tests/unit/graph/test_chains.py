@@ -205,3 +205,26 @@ async def test_a_type_that_says_of_is_read_from_its_target() -> None:
     assert await follow("Who is the father of Bea?", bea) == {"Bea", "Dan"}
     assert await follow("Who is the child of Ann?", ann) == {"Ann", "Bea"}
     assert await follow("Who is the mother-in-law of Cy?", cy) == {"Cy", "Ann"}
+
+
+async def test_a_step_asking_no_gender_takes_what_is_said_and_what_is_implied() -> None:
+    graph = InMemoryGraphStore()
+    ann, dan, mia = (make_entity(name=name) for name in ("Ann", "Dan", "Mia"))
+    await graph.upsert_entities([ann, dan, mia])
+    await graph.upsert_relationships(
+        [
+            make_relationship(ann, dan, relationship_type="father"),
+            make_relationship(mia, ann, relationship_type="daughter"),
+        ]
+    )
+    names = {ann.id: "Ann", dan.id: "Dan", mia.id: "Mia"}
+
+    async def follow(query: str) -> set[str]:
+        chain = read_relation_chain(query)
+        found = await follow_chain(graph, TENANT, {ann.id: 1.0}, chain, limit=8)
+        return {names[entity_id] for entity_id in found.scores}
+
+    assert await follow("Who is the parent of Ann?") == {"Ann", "Dan", "Mia"}
+    # Dan is said to be her father, so only Mia can be the mother implied.
+    assert await follow("Who is the mother of Ann?") == {"Ann", "Mia"}
+    assert await follow("Who is the father of Ann?") == {"Ann", "Dan"}
