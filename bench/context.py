@@ -17,9 +17,9 @@ share of person questions whose answer is among the context's top-10
 entities, and the fused call's p50. `--ablations` adds fused runs with no
 query linking, with no edge weighting and with no relation chains.
 `--diagnose` adds the ceiling (R@5 of an oracle ranking every gold article
-first: what the gold set sizes allow) and
-where the fused run's gold articles beyond the top 5 are: ranked 6-10, ranked
-11-100, ranked below 100 though the graph channel scored them, or not scored
+first: what the gold set sizes allow) and where the fused run's gold
+articles beyond the top 5 are: ranked 6-10, ranked 11-100, ranked below 100
+though the graph channel scored them, or not scored
 by the graph channel at all (no entity among the walk's best `reach` mentions
 them); and how many BM25 ranked in its top 5 but fused did not; with the
 defaults, and with the walk's bounds (`frontier`, `reach`) lifted to
