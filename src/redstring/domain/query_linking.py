@@ -112,6 +112,21 @@ _CONTAINED: Final = 0.9
 _CONTAINED_LEAST: Final = 3
 
 
+#: The words a relationship type holds only to read as a phrase ("works_for",
+#: "mother_of", "has_child", "is_married_to"), which every query has too: on either
+#: side they fit nothing (the query's "the" is not in "mother").
+TYPE_FILLER: Final = frozenset(
+    {"a", "an", "the", "of", "to", "for", "in", "on", "at", "by", "with", "from"}
+    | {"has", "have", "had", "is", "are", "was", "were", "be", "been"}
+)
+
+
+def type_words(relationship_type: str) -> set[str]:
+    """The folded words of a relationship type that say what it is: all but `TYPE_FILLER`."""
+    words = {word.folded for word in text_words(relationship_type.replace("_", " "))}
+    return words - TYPE_FILLER
+
+
 def _word_fit(query_word: str, type_word: str) -> float:
     """How well one folded query word fits one folded relationship-type word, `0..1`."""
     if query_word == type_word:
@@ -126,16 +141,15 @@ def _word_fit(query_word: str, type_word: str) -> float:
 def type_fit(query: str, relationship_type: str) -> float:
     """How well a relationship type fits the query's words, on `0..1`, by spelling alone.
 
-    The best fit of any word of the type ("works_for" reads as "works",
-    "for") with any word of the query: `1` for the same folded word, `0.9`
-    when one contains the other (a plural, a compound), else their
-    `name_similarity` when at least `0.8`, else `0`. Generic: it reads no
-    vocabulary of any dataset; a caller with an embedding model may pass its
-    own similarity instead.
+    The best fit of any word of the type (`type_words`: "works_for" reads
+    as "works", its "for" a filler every query has) with any word of the
+    query but its fillers: `1` for the same folded word, `0.9` when one contains the other
+    (a plural, a compound), else their `name_similarity` when at least
+    `0.8`, else `0`. Generic: it reads no vocabulary of any dataset; a
+    caller with an embedding model may pass its own similarity instead.
     """
-    query_words = {word.folded for word in text_words(query)}
-    type_words = {word.folded for word in text_words(relationship_type.replace("_", " "))}
+    query_words = {word.folded for word in text_words(query)} - TYPE_FILLER
     return max(
-        (_word_fit(q, t) for q in query_words for t in type_words),
+        (_word_fit(q, t) for q in query_words for t in type_words(relationship_type)),
         default=0.0,
     )

@@ -21,16 +21,18 @@ terms in the order the query composes them, `of` (the outer relation
 first) or the possessive `'s` (the inner first).
 
 `relation_of_type` tells which basic relation a graph's relationship type
-states: a type whose words, beside `of`, `to`, `has`, `is`, are one form
-of it, read from its target's side when it says `of` ("X mother Y" and
-"X has_mother Y": Y is X's mother; "X mother_of Y": X is Y's mother). See
-ADR 0126.
+states: a type whose words, beside its filler (`of`, `to`, `has`, `is`:
+`TYPE_FILLER`), are one form of it, read from its target's side when it
+says `of` ("X mother Y" and "X has_mother Y": Y is X's mother; "X
+mother_of Y": X is Y's mother). See ADR 0126.
 """
 
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Final, NamedTuple
+
+from redstring.domain.query_linking import TYPE_FILLER
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -101,8 +103,6 @@ _TIMES: Final = {"once": 1, "twice": 2, "thrice": 3}
 _NUMBERS: Final = {"two": 2, "three": 3, "2": 2, "3": 3}
 _GENDERS: Final = frozenset({"female", "male"})
 _KNOWN: Final = frozenset((*_WORDS, *_GRAND, *_COLLATERAL, *_COUSINS))
-#: The words a relationship type may hold beside its relation's form.
-_TYPE_FILLER: Final = frozenset({"of", "to", "has", "is", "a", "an", "the"})
 _TOKEN: Final = re.compile(r"['\u2019][sS]\b|[^\W_]+")
 #: The most "great"s one term may hold, so a term's steps stay bounded.
 MAX_GREATS: Final = 8
@@ -308,7 +308,7 @@ def relation_of_type(relationship_type: str) -> StatedRelation | None:
     steps).
     """
     words = _type_words(relationship_type)
-    named = {_singular(word) for word in words if word not in _TYPE_FILLER}
+    named = {_singular(word) for word in words if word not in TYPE_FILLER}
     if len(named) != 1:
         return None
     [word] = named

@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from uuid import NAMESPACE_URL, uuid5
 
+from bench.phantomwiki import load_universe
+
 from redstring.chunks.adapters.memory import InMemoryChunkStore
 from redstring.composition.context import ContextRetriever
 from redstring.composition.documents import import_documents
 from redstring.domain.context import ContextSettings
 from redstring.domain.ids import EntityId, SourceId
+from redstring.domain.relation_chains import read_relation_chain
 from redstring.domain.source import SourceDocument
 from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
@@ -150,3 +153,47 @@ async def test_a_relation_word_inside_a_linked_name_is_the_names() -> None:
     )
     # Read as "the mother of the son of Will", the chain would bind Kim Lee.
     assert [e.entity.name for e in context.entities] == ["Will Son", "Ann Son"]
+
+
+async def test_types_read_from_their_target_give_the_same_context() -> None:
+    # "X mother Y" written as an extraction prompt writes it: "Y mother_of X".
+    universe = load_universe("dev")
+    stated, flipped = InMemoryGraphStore(), InMemoryGraphStore()
+    stated_chunks, flipped_chunks = InMemoryChunkStore(), InMemoryChunkStore()
+    relationships = universe.relationships(TENANT)
+    for graph, chunks, edges in (
+        (stated, stated_chunks, relationships),
+        (
+            flipped,
+            flipped_chunks,
+            [
+                edge.model_copy(
+                    update={
+                        "source_entity_id": edge.target_entity_id,
+                        "target_entity_id": edge.source_entity_id,
+                        "relationship_type": f"{edge.relationship_type.upper()}_OF",
+                    }
+                )
+                for edge in relationships
+            ],
+        ),
+    ):
+        await graph.upsert_entities(universe.entities(TENANT))
+        await graph.upsert_relationships(edges)
+        await import_documents(universe.documents(), TENANT, chunks=chunks, graph=graph)
+    chained = 0
+    for question in universe.questions[::8]:
+        one = await ContextRetriever(chunks=stated_chunks, graph=stated).retrieve_context(
+            question.question, TENANT
+        )
+        other = await ContextRetriever(chunks=flipped_chunks, graph=flipped).retrieve_context(
+            question.question, TENANT
+        )
+        assert [(p.chunk.id, p.score) for p in one.passages] == [
+            (p.chunk.id, p.score) for p in other.passages
+        ]
+        assert [(e.entity.id, e.score) for e in one.entities] == [
+            (e.entity.id, e.score) for e in other.entities
+        ]
+        chained += bool(read_relation_chain(question.question).terms)
+    assert chained >= 10
