@@ -143,13 +143,12 @@ def type_fit(query: str, relationship_type: str) -> float:
 
     The best fit of any word of the type (`type_words`: "works_for" reads
     as "works", its "for" a filler every query has) with any word of the
-    query but its fillers: `1` for the same folded word, `0.9` when one contains the other
-    (a plural, a compound), else their `name_similarity` when at least
-    `0.8`, else `0`. Generic: it reads no vocabulary of any dataset; a
-    caller with an embedding model may pass its own similarity instead.
+    query but its fillers: `1` for the same folded word, `0.9` when one
+    contains the other (a plural, a compound), else their `name_similarity`
+    when at least `0.8`, else `0`. Generic: it reads no vocabulary of any
+    dataset; a caller with an embedding model may pass its own similarity
+    instead.
     """
     query_words = {word.folded for word in text_words(query)} - TYPE_FILLER
-    return max(
-        (_word_fit(q, t) for q in query_words for t in type_words(relationship_type)),
-        default=0.0,
-    )
+    words = type_words(relationship_type)
+    return max((_word_fit(q, t) for q in query_words for t in words), default=0.0)
