@@ -236,13 +236,16 @@ class ContextRetriever:
         best (ADR 0126).
         """
         seeds, names = await self._seeds(graph, query, tenant, hits)
-        walked = await self._spread(graph, query, tenant, seeds)
+        read: dict[EntityId, list[Relationship]] = {}
+        walked = await self._spread(graph, query, tenant, seeds, read)
         settings = self._settings
         # A word of a linked name ("Will Son") is the name's, not a relation.
         chain = read_relation_chain(query).outside(names) if settings.follow_chains else None
         if chain is None or not chain.terms or not seeds:
             return walked
-        followed = await follow_chain(graph, tenant, seeds, chain, limit=settings.chain_limit)
+        followed = await follow_chain(
+            graph, tenant, seeds, chain, limit=settings.chain_limit, read=read
+        )
         walk_best = max(walked.scores.values(), default=0.0)
         chain_best = max(followed.scores.values(), default=0.0)
         combined = Walk(relationships={**walked.relationships, **followed.relationships})
@@ -280,9 +283,17 @@ class ContextRetriever:
         return seeds, names
 
     async def _spread(
-        self, graph: GraphReader, query: str, tenant: TenantId, seeds: dict[EntityId, float]
+        self,
+        graph: GraphReader,
+        query: str,
+        tenant: TenantId,
+        seeds: dict[EntityId, float],
+        read: dict[EntityId, list[Relationship]],
     ) -> Walk:
-        """The walk from `seeds`, each relationship weighted by how well its type fits `query`."""
+        """The walk from `seeds`, each relationship weighted by how well its type fits `query`.
+
+        `read` gains the relationships the walk reads.
+        """
         settings = self._settings
         fits: dict[str, float] = {}
 
@@ -307,6 +318,7 @@ class ContextRetriever:
             frontier=settings.frontier,
             normalize=settings.normalize,
             best_path=settings.best_path,
+            read=read,
         )
 
     async def _subjects(

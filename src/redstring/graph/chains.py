@@ -49,10 +49,15 @@ _INVERSE: Final = {
 class _Edges:
     """The relationships of the entities a chain has visited, read once each, in batches."""
 
-    def __init__(self, graph: GraphReader, tenant_id: TenantId) -> None:
+    def __init__(
+        self,
+        graph: GraphReader,
+        tenant_id: TenantId,
+        read: dict[EntityId, list[Relationship]] | None,
+    ) -> None:
         self._graph = graph
         self._tenant_id = tenant_id
-        self.read: dict[EntityId, list[Relationship]] = {}
+        self.read: dict[EntityId, list[Relationship]] = {} if read is None else read
         self._types: dict[str, StatedRelation | None] = {}
 
     async def load(self, entity_ids: list[EntityId]) -> None:
@@ -144,18 +149,21 @@ async def follow_chain(
     chain: RelationChain,
     *,
     limit: int,
+    read: dict[EntityId, list[Relationship]] | None = None,
 ) -> Walk:
     """The entities `chain` binds from `seeds`, each with its best seed's weight; the edges read.
 
     An empty chain, or seeds of no positive weight, bind the seeds alone.
-    A term no step of which leads anywhere ends the chain there.
+    A term no step of which leads anywhere ends the chain there. `read`,
+    when given, holds relationships already read of the tenant's entities
+    (a walk's) and gains those the chain reads.
     """
     result = Walk()
     frontier = _best({key: value for key, value in seeds.items() if value > 0}, limit)
     result.scores.update(frontier)
     if not chain.terms or not frontier:
         return result
-    edges = _Edges(graph, tenant_id)
+    edges = _Edges(graph, tenant_id, read)
     await edges.load(list(frontier))
     frontier = await _people(edges, frontier, result, limit)
     for term in chain.terms:

@@ -56,6 +56,7 @@ async def walk(
     frontier: int,
     normalize: bool = True,
     best_path: bool = False,
+    read: dict[EntityId, list[Relationship]] | None = None,
 ) -> Walk:
     """Spread the seeds' mass (normalized to sum 1) over the tenant's relationships.
 
@@ -63,7 +64,9 @@ async def walk(
     `frontier` entities expanded per hop. `edge_weight(relationship_type,
     forward)` is `>= 0`, `forward` when the walk goes from the relationship's
     source to its target; a relationship of weight 0 carries nothing. Entities are
-    keyed by the ids the relationships name.
+    keyed by the ids the relationships name. `read`, when given, holds the
+    relationships already read of the tenant's entities, and gains those the
+    walk reads, so a later reader need not read them again.
     """
     result = Walk()
     total = sum(seeds.values())
@@ -72,7 +75,7 @@ async def walk(
     mass = {entity_id: weight / total for entity_id, weight in seeds.items() if weight > 0}
     for entity_id, value in mass.items():
         result.scores[entity_id] = value
-    edges: dict[EntityId, list[Relationship]] = {}
+    edges: dict[EntityId, list[Relationship]] = {} if read is None else read
     for _ in range(depth):
         expanded = sorted(mass, key=lambda key: (-mass[key], key.int))[:frontier]
         unread = [entity_id for entity_id in expanded if entity_id not in edges]

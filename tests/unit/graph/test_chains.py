@@ -13,8 +13,10 @@ from redstring.graph.chains import follow_chain
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from redstring.domain.entity import Entity
-    from redstring.domain.ids import TenantId
+    from redstring.domain.ids import EntityId, TenantId
     from redstring.domain.relationship import Relationship
 
 NAMES = ("Gus", "Pia", "Ada", "Cal", "Cora", "Xan", "Fay", "Bo", "Hal")
@@ -228,3 +230,36 @@ async def test_a_step_asking_no_gender_takes_what_is_said_and_what_is_implied() 
     # Dan is said to be her father, so only Mia can be the mother implied.
     assert await follow("Who is the mother of Ann?") == {"Ann", "Mia"}
     assert await follow("Who is the father of Ann?") == {"Ann", "Dan"}
+
+
+class CountingGraph(InMemoryGraphStore):
+    """The in-memory graph, counting the entities whose relationships are read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[EntityId] = []
+
+    async def relationships_of(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, list[Relationship]]:
+        self.asked += entity_ids
+        return await super().relationships_of(entity_ids, tenant_id)
+
+
+async def test_relationships_already_read_are_not_read_again_and_new_ones_are_kept() -> None:
+    graph = CountingGraph()
+    ann, bea, cy = (make_entity(name=name) for name in ("Ann", "Bea", "Cy"))
+    await graph.upsert_entities([ann, bea, cy])
+    await graph.upsert_relationships(
+        [
+            make_relationship(ann, bea, relationship_type="mother"),
+            make_relationship(bea, cy, relationship_type="mother"),
+        ]
+    )
+    read = await graph.relationships_of([ann.id], TENANT)
+    graph.asked.clear()
+    chain = read_relation_chain("Who is the grandmother of Ann?")
+    found = await follow_chain(graph, TENANT, {ann.id: 1.0}, chain, limit=8, read=read)
+    assert set(found.scores) == {ann.id, cy.id}
+    assert graph.asked == [bea.id]
+    assert set(read) == {ann.id, bea.id}

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId, TenantId
+    from redstring.domain.relationship import Relationship
 
 
 def weights(**by_type: float) -> Callable[[str, bool], float]:
@@ -148,3 +149,33 @@ def test_best_only_keeps_a_passages_strongest_entity_and_unreached_entities_coun
     assert best[passage] == pytest.approx(1.0 / 0.6931471805599453)
     assert summed[passage] == pytest.approx(1.25 / 0.6931471805599453)
     assert score_passages({}, mentions, about=4.0) == {}
+
+
+async def test_a_walk_keeps_what_it_reads_in_the_given_map_and_reads_it_only_there() -> None:
+    graph, (a, *_) = await chain()
+    read: dict[EntityId, list[Relationship]] = {}
+    walked = await walk(
+        graph,
+        TENANT,
+        {a.id: 1.0},
+        edge_weight=weights(),
+        depth=1,
+        decay=0.5,
+        frontier=10,
+        read=read,
+    )
+    assert set(read) == {a.id}
+    assert {edge.id for edge in read[a.id]} == set(walked.relationships)
+    # What the map already holds is taken as read: a map saying a has no
+    # relationships keeps the walk at a.
+    alone = await walk(
+        graph,
+        TENANT,
+        {a.id: 1.0},
+        edge_weight=weights(),
+        depth=2,
+        decay=0.5,
+        frontier=10,
+        read={a.id: []},
+    )
+    assert set(alone.scores) == {a.id}
