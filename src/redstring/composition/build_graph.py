@@ -24,7 +24,6 @@ from redstring.composition.documents import (
 from redstring.domain.events import DocumentChunked, DocumentExtracted, EntitiesEmbedded
 from redstring.domain.exceptions import (
     DimensionMismatchError,
-    EmbeddingProviderError,
     PartialExtractionError,
 )
 from redstring.domain.json_safety import shown
@@ -36,6 +35,7 @@ from redstring.domain.validation import (
     check_optional_collaborators,
     check_sequence,
     check_tenant_id,
+    check_vector_count,
 )
 from redstring.domain.vector import VectorRecord
 from redstring.events.adapters.memory import InMemoryEventLog
@@ -313,11 +313,7 @@ async def embed_entity_names(
         DimensionMismatchError: a vector is not of the provider's dimension.
     """
     vectors = await provider.embed([entity.name for entity in entities])
-    if len(vectors) != len(entities):
-        raise EmbeddingProviderError(
-            model=provider.model,
-            reason=f"returned {len(vectors)} vectors for {len(entities)} texts",
-        )
+    check_vector_count(vectors, len(entities), model=provider.model)
     for vector in vectors:
         if len(vector) != provider.dimension:
             raise DimensionMismatchError(expected=provider.dimension, actual=len(vector))

@@ -25,7 +25,7 @@ from redstring.domain.events import (
     EntitiesEmbedded,
     PassagesEmbedded,
 )
-from redstring.domain.exceptions import DimensionMismatchError, EmbeddingProviderError
+from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import ChunkId, EntityId, SourceId, TenantId
 from redstring.domain.json_safety import check_name, shown
 from redstring.domain.limits import MAX_JSON_INT, MAX_JSON_SIZE
@@ -51,6 +51,7 @@ from redstring.domain.validation import (
     check_integer,
     check_sequence,
     check_tenant_id,
+    check_vector_count,
 )
 from redstring.domain.vector import VectorRecord
 from redstring.events.adapters.memory import InMemoryEventLog
@@ -360,11 +361,7 @@ async def _embed_passages(
     for begin in range(0, len(chunks), _EMBED_BATCH):
         batch = chunks[begin : begin + _EMBED_BATCH]
         vectors = await embed([chunk.text for chunk in batch])
-        if len(vectors) != len(batch):
-            raise EmbeddingProviderError(
-                model=provider.model,
-                reason=f"returned {len(vectors)} vectors for {len(batch)} texts",
-            )
+        check_vector_count(vectors, len(batch), model=provider.model)
         for chunk, vector in zip(batch, vectors, strict=True):
             if len(vector) != provider.dimension:
                 raise DimensionMismatchError(expected=provider.dimension, actual=len(vector))

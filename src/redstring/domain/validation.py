@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 from redstring.domain.entity import Entity, ExtractionMethod
+from redstring.domain.exceptions import EmbeddingProviderError
 from redstring.domain.json_safety import (
     check_filled,
     check_json,
@@ -152,6 +153,17 @@ def check_texts(value: object, *, argument: str = "texts") -> list[str]:
         if not isinstance(text, str):
             raise ValueError(f"{argument}[{index}] must be a string, got {text!r}")
     return batch
+
+
+def check_vector_count(vectors: Sequence[object], count: int, *, model: str) -> None:
+    """That an embedding model answered `count` texts with as many vectors.
+
+    Raises:
+        EmbeddingProviderError: it answered with another number, naming both.
+    """
+    if len(vectors) != count:
+        reason = f"returned {len(vectors)} vectors for {count} texts"
+        raise EmbeddingProviderError(model=model, reason=reason)
 
 
 def check_entity_types(value: object, *, argument: str = "entity_types") -> Sequence[str] | None:

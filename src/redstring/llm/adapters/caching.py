@@ -13,7 +13,12 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Final
 
 from redstring.domain.exceptions import EmbeddingProviderError
-from redstring.domain.validation import check_collaborator, check_integer, check_texts
+from redstring.domain.validation import (
+    check_collaborator,
+    check_integer,
+    check_texts,
+    check_vector_count,
+)
 from redstring.ports.embedding import EmbeddingProvider, PassageEmbedder
 
 if TYPE_CHECKING:
@@ -78,9 +83,7 @@ class CachingEmbeddingProvider(EmbeddingProvider, PassageEmbedder):
         fresh: dict[str, tuple[float, ...]] = {}
         if missing:
             vectors = await self._provider.embed(missing)
-            if len(vectors) != len(missing):
-                reason = f"returned {len(vectors)} vectors for {len(missing)} texts"
-                raise EmbeddingProviderError(model=self.model, reason=reason)
+            check_vector_count(vectors, len(missing), model=self.model)
             for text, vector in zip(missing, vectors, strict=True):
                 if len(vector) != self.dimension:
                     reason = f"returned {len(vector)} components for {text!r}, not {self.dimension}"
