@@ -122,9 +122,8 @@ TYPE_FILLER: Final = frozenset(
 
 
 def type_words(relationship_type: str) -> set[str]:
-    """The folded words of a relationship type that say what it is: all but `TYPE_FILLER`."""
-    words = {word.folded for word in text_words(relationship_type.replace("_", " "))}
-    return words - TYPE_FILLER
+    """The folded words of a relationship type, `_` read as a space ("works", "for")."""
+    return {word.folded for word in text_words(relationship_type.replace("_", " "))}
 
 
 def _word_fit(query_word: str, type_word: str) -> float:
@@ -141,14 +140,14 @@ def _word_fit(query_word: str, type_word: str) -> float:
 def type_fit(query: str, relationship_type: str) -> float:
     """How well a relationship type fits the query's words, on `0..1`, by spelling alone.
 
-    The best fit of any word of the type (`type_words`: "works_for" reads
-    as "works", its "for" a filler every query has) with any word of the
-    query but its fillers: `1` for the same folded word, `0.9` when one
-    contains the other (a plural, a compound), else their `name_similarity`
-    when at least `0.8`, else `0`. Generic: it reads no vocabulary of any
-    dataset; a caller with an embedding model may pass its own similarity
-    instead.
+    The best fit of any word of the type but its fillers (`type_words`
+    less `TYPE_FILLER`: "works_for" reads as "works", its "for" being in
+    every query) with any word of the query but its fillers: `1` for the
+    same folded word, `0.9` when one contains the other (a plural, a
+    compound), else their `name_similarity` when at least `0.8`, else `0`.
+    Generic: it reads no vocabulary of any dataset; a caller with an
+    embedding model may pass its own similarity instead.
     """
     query_words = {word.folded for word in text_words(query)} - TYPE_FILLER
-    words = type_words(relationship_type)
+    words = type_words(relationship_type) - TYPE_FILLER
     return max((_word_fit(q, t) for q in query_words for t in words), default=0.0)

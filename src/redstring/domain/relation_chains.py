@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final, NamedTuple
 
-from redstring.domain.query_linking import TYPE_FILLER
+from redstring.domain.query_linking import TYPE_FILLER, type_words
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -130,8 +130,18 @@ class RelationChain(NamedTuple):
 
         A word of a name the query links ("Will Son") is the name's, not a
         relation: the caller passes the linked names' spans.
+
+        Raises:
+            ValueError: a span is not a pair of integers.
         """
         taken = list(spans)
+        for span in taken:
+            if (
+                not isinstance(span, tuple)
+                or len(span) != 2
+                or not all(isinstance(end, int) and not isinstance(end, bool) for end in span)
+            ):
+                raise ValueError(f"a span must be a (start, end) pair of integers, got {span!r}")
         kept = [
             (term, (start, end))
             for term, (start, end) in zip(self.terms, self.spans, strict=True)
@@ -254,7 +264,12 @@ def read_relation_chain(query: str) -> RelationChain:
     query's order when more of them are followed by a possessive `'s`
     than by `of`, else reversed ("the A of the B of X" asks B, then A).
     A query with no relation term gives an empty chain.
+
+    Raises:
+        ValueError: `query` is not a string.
     """
+    if not isinstance(query, str):
+        raise ValueError(f"query must be a string, got {query!r}")
     tokens = [(match.start(), match.end()) for match in _TOKEN.finditer(query)]
     words = [_fold(query[start:end]) for start, end in tokens]
     found: list[tuple[Term, int, int]] = []
@@ -284,10 +299,6 @@ def _fold(token: str) -> str:
     return "'s" if token[0] in "'\u2019" else token.lower()
 
 
-def _type_words(relationship_type: str) -> list[str]:
-    return [_fold(token) for token in _TOKEN.findall(relationship_type)]
-
-
 class StatedRelation(NamedTuple):
     """What a relationship of a type states: its target is its source's `step`.
 
@@ -306,9 +317,14 @@ def relation_of_type(relationship_type: str) -> StatedRelation | None:
     source; `MOTHER_OF` the same of their target (`reversed`);
     `grandmother` or `mother_in_law` state none (they are chains, not
     steps).
+
+    Raises:
+        ValueError: `relationship_type` is not a string.
     """
-    words = _type_words(relationship_type)
-    named = {_singular(word) for word in words if word not in TYPE_FILLER}
+    if not isinstance(relationship_type, str):
+        raise ValueError(f"relationship_type must be a string, got {relationship_type!r}")
+    words = type_words(relationship_type)
+    named = {_singular(word) for word in words - TYPE_FILLER}
     if len(named) != 1:
         return None
     [word] = named

@@ -176,3 +176,18 @@ def test_terms_read_inside_the_given_spans_are_left_out() -> None:
     # A span that only touches a term's edge leaves it in.
     assert chain.outside([(0, query.index("mother"))]) == chain
     assert chain.outside([]) == chain
+
+
+@pytest.mark.parametrize("bad", [None, 3, b"the son of X", ["the son of X"]])
+def test_a_query_or_type_that_is_no_string_is_a_value_error_naming_it(bad: object) -> None:
+    with pytest.raises(ValueError, match="query must be a string"):
+        read_relation_chain(bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="relationship_type must be a string"):
+        relation_of_type(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [(1,), (1, 2, 3), ("1", 2), (True, 2), [1, 2], None])
+def test_a_span_that_is_no_pair_of_integers_is_a_value_error_naming_it(bad: object) -> None:
+    chain = read_relation_chain("Who is the son of X?")
+    with pytest.raises(ValueError, match="span must be"):
+        chain.outside([bad])  # type: ignore[list-item]
