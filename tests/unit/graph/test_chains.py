@@ -60,6 +60,33 @@ async def family(tenant: TenantId = TENANT) -> tuple[InMemoryGraphStore, dict[st
     return graph, people
 
 
+async def graph_of(
+    *facts: tuple[str, str, str], graph: InMemoryGraphStore | None = None
+) -> tuple[InMemoryGraphStore, dict[str, Entity]]:
+    """A graph of `(source, type, target)` facts between people named in them."""
+    store = InMemoryGraphStore() if graph is None else graph
+    names = dict.fromkeys(name for source, _, target in facts for name in (source, target))
+    people = {name: make_entity(name=name) for name in names}
+    await store.upsert_entities(list(people.values()))
+    await store.upsert_relationships(
+        [
+            make_relationship(people[source], people[target], relationship_type=kind)
+            for source, kind, target in facts
+        ]
+    )
+    return store, people
+
+
+async def names_bound(
+    graph: InMemoryGraphStore, people: dict[str, Entity], query: str, seed: str
+) -> set[str]:
+    """The names of the people `query`'s chain binds from `seed`."""
+    names = {entity.id: name for name, entity in people.items()}
+    chain = read_relation_chain(query)
+    found = await follow_chain(graph, TENANT, {people[seed].id: 1.0}, chain, limit=8)
+    return {names[entity_id] for entity_id in found.scores}
+
+
 async def bound(query: str, seed: str, *, limit: int = 64) -> dict[str, float]:
     graph, people = await family()
     names = {entity.id: name for name, entity in people.items()}
@@ -186,50 +213,28 @@ async def test_an_end_said_to_be_of_the_other_gender_is_not_taken_by_implication
 
 
 async def test_a_type_that_says_of_is_read_from_its_target() -> None:
-    graph = InMemoryGraphStore()
-    ann, bea, cy, dan = (make_entity(name=name) for name in ("Ann", "Bea", "Cy", "Dan"))
-    await graph.upsert_entities([ann, bea, cy, dan])
-    await graph.upsert_relationships(
-        [
-            make_relationship(ann, bea, relationship_type="mother_of"),
-            make_relationship(dan, bea, relationship_type="FATHER_OF"),
-            make_relationship(bea, cy, relationship_type="married_to"),
-        ]
+    graph, people = await graph_of(
+        ("Ann", "mother_of", "Bea"), ("Dan", "FATHER_OF", "Bea"), ("Bea", "married_to", "Cy")
     )
-    names = {ann.id: "Ann", bea.id: "Bea", cy.id: "Cy", dan.id: "Dan"}
-
-    async def follow(query: str, seed: Entity) -> set[str]:
-        chain = read_relation_chain(query)
-        found = await follow_chain(graph, TENANT, {seed.id: 1.0}, chain, limit=8)
-        return {names[entity_id] for entity_id in found.scores}
-
-    assert await follow("Who is the mother of Bea?", bea) == {"Bea", "Ann"}
-    assert await follow("Who is the father of Bea?", bea) == {"Bea", "Dan"}
-    assert await follow("Who is the child of Ann?", ann) == {"Ann", "Bea"}
-    assert await follow("Who is the mother-in-law of Cy?", cy) == {"Cy", "Ann"}
+    assert await names_bound(graph, people, "Who is the mother of Bea?", "Bea") == {"Bea", "Ann"}
+    assert await names_bound(graph, people, "Who is the father of Bea?", "Bea") == {"Bea", "Dan"}
+    assert await names_bound(graph, people, "Who is the child of Ann?", "Ann") == {"Ann", "Bea"}
+    assert await names_bound(graph, people, "Who is the mother-in-law of Cy?", "Cy") == {
+        "Cy",
+        "Ann",
+    }
 
 
 async def test_a_step_asking_no_gender_takes_what_is_said_and_what_is_implied() -> None:
-    graph = InMemoryGraphStore()
-    ann, dan, mia = (make_entity(name=name) for name in ("Ann", "Dan", "Mia"))
-    await graph.upsert_entities([ann, dan, mia])
-    await graph.upsert_relationships(
-        [
-            make_relationship(ann, dan, relationship_type="father"),
-            make_relationship(mia, ann, relationship_type="daughter"),
-        ]
-    )
-    names = {ann.id: "Ann", dan.id: "Dan", mia.id: "Mia"}
-
-    async def follow(query: str) -> set[str]:
-        chain = read_relation_chain(query)
-        found = await follow_chain(graph, TENANT, {ann.id: 1.0}, chain, limit=8)
-        return {names[entity_id] for entity_id in found.scores}
-
-    assert await follow("Who is the parent of Ann?") == {"Ann", "Dan", "Mia"}
+    graph, people = await graph_of(("Ann", "father", "Dan"), ("Mia", "daughter", "Ann"))
+    assert await names_bound(graph, people, "Who is the parent of Ann?", "Ann") == {
+        "Ann",
+        "Dan",
+        "Mia",
+    }
     # Dan is said to be her father, so only Mia can be the mother implied.
-    assert await follow("Who is the mother of Ann?") == {"Ann", "Mia"}
-    assert await follow("Who is the father of Ann?") == {"Ann", "Dan"}
+    assert await names_bound(graph, people, "Who is the mother of Ann?", "Ann") == {"Ann", "Mia"}
+    assert await names_bound(graph, people, "Who is the father of Ann?", "Ann") == {"Ann", "Dan"}
 
 
 class CountingGraph(InMemoryGraphStore):
@@ -248,14 +253,8 @@ class CountingGraph(InMemoryGraphStore):
 
 async def test_relationships_already_read_are_not_read_again_and_new_ones_are_kept() -> None:
     graph = CountingGraph()
-    ann, bea, cy = (make_entity(name=name) for name in ("Ann", "Bea", "Cy"))
-    await graph.upsert_entities([ann, bea, cy])
-    await graph.upsert_relationships(
-        [
-            make_relationship(ann, bea, relationship_type="mother"),
-            make_relationship(bea, cy, relationship_type="mother"),
-        ]
-    )
+    _, people = await graph_of(("Ann", "mother", "Bea"), ("Bea", "mother", "Cy"), graph=graph)
+    ann, bea, cy = (people[name] for name in ("Ann", "Bea", "Cy"))
     read = await graph.relationships_of([ann.id], TENANT)
     graph.asked.clear()
     chain = read_relation_chain("Who is the grandmother of Ann?")

@@ -52,6 +52,7 @@ async def spread(
     normalize: bool = False,
     best_path: bool = False,
     tenant: TenantId = TENANT,
+    read: dict[EntityId, list[Relationship]] | None = None,
 ) -> Walk:
     return await walk(
         graph,
@@ -63,6 +64,7 @@ async def spread(
         frontier=10,
         normalize=normalize,
         best_path=best_path,
+        read=read,
     )
 
 
@@ -154,28 +156,10 @@ def test_best_only_keeps_a_passages_strongest_entity_and_unreached_entities_coun
 async def test_a_walk_keeps_what_it_reads_in_the_given_map_and_reads_it_only_there() -> None:
     graph, (a, *_) = await chain()
     read: dict[EntityId, list[Relationship]] = {}
-    walked = await walk(
-        graph,
-        TENANT,
-        {a.id: 1.0},
-        edge_weight=weights(),
-        depth=1,
-        decay=0.5,
-        frontier=10,
-        read=read,
-    )
+    walked = await spread(graph, {a.id: 1.0}, weights(), depth=1, read=read)
     assert set(read) == {a.id}
     assert {edge.id for edge in read[a.id]} == set(walked.relationships)
     # What the map already holds is taken as read: a map saying a has no
     # relationships keeps the walk at a.
-    alone = await walk(
-        graph,
-        TENANT,
-        {a.id: 1.0},
-        edge_weight=weights(),
-        depth=2,
-        decay=0.5,
-        frontier=10,
-        read={a.id: []},
-    )
+    alone = await spread(graph, {a.id: 1.0}, weights(), depth=2, read={a.id: []})
     assert set(alone.scores) == {a.id}
