@@ -114,6 +114,7 @@ def _table(
     live: bool,
 ) -> Table:
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(
         box=None,
@@ -133,5 +134,6 @@ def _table(
             width=widths[header],
         )
     for row in rows:
-        table.add_row(*(row[column] for column in columns))
+        # As plain text: a name or passage holding "[bold]" is data, not markup.
+        table.add_row(*(Text(row[column]) for column in columns))
     return table

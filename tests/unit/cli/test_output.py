@@ -74,3 +74,15 @@ def test_json_is_indented_and_keeps_non_ascii(monkeypatch: pytest.MonkeyPatch) -
     print_json({"name": "北京"})
     assert stream.getvalue() == '{\n  "name": "北京"\n}\n'
     assert json.loads(stream.getvalue()) == {"name": "北京"}
+
+
+def test_a_cell_that_looks_like_markup_is_printed_as_it_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for stream in (Terminal(), io.StringIO()):
+        monkeypatch.setattr(sys, "stdout", stream)
+        print_table(["name", "path"], [["[bold]Ada[/bold]", "Ann -[mother]-> Bea [1]"]])
+        shown = re.sub(r"\x1b\[[0-9;]*m", "", stream.getvalue())
+        assert shown.splitlines()[1].split() == [
+            *("[bold]Ada[/bold]", "Ann", "-[mother]->", "Bea", "[1]"),
+        ]
