@@ -14,7 +14,10 @@ graph's names). For every question, asks `ContextRetriever` three ways:
 Recall@k is the fraction of a question's gold articles (its trace set) among
 the top k distinct articles. Prints R@2/5/10 overall and R@5 by hop count, the
 share of person questions whose answer is among the context's top-10
-entities, and the fused call's p50. `--ablations` adds fused runs with no
+entities, the share of those whose answer comes with a relation path
+(`Context.paths`) and how much of their gold set the answers' paths name,
+and the
+fused call's p50. `--ablations` adds fused runs with no
 query linking, with no edge weighting and with no relation chains.
 `--diagnose` adds the ceiling (R@5 of an oracle ranking every gold article
 first: what the gold set sizes allow) and where the fused run's gold
@@ -100,6 +103,8 @@ async def run(
     by_k: dict[int, list[float]] = {k: [] for k in KS}
     by_hop: dict[int, list[float]] = {}
     answers: list[bool] = []
+    with_path: list[bool] = []
+    on_path: list[float] = []
     times: list[float] = []
     for question in questions:
         started = time.perf_counter()
@@ -112,10 +117,18 @@ async def run(
         if question.answer_is_person:
             names = {scored.entity.name for scored in context.entities[:10]}
             answers.append(bool(names & set(question.answers)))
+            if answers[-1]:
+                paths = [p for p in context.paths if p.entities[-1].name in question.answers]
+                with_path.append(bool(paths))
+                if paths:
+                    named = {entity.name for path in paths for entity in path.entities}
+                    on_path.append(len(named & question.gold) / len(question.gold))
     return {
         **{f"R@{k}": statistics.fmean(values) for k, values in by_k.items()},
         **{f"R@5 hop {hop}": statistics.fmean(by_hop[hop]) for hop in sorted(by_hop)},
         "answer in top-10 entities": statistics.fmean(answers) if answers else float("nan"),
+        "of those, with a path": statistics.fmean(with_path) if with_path else float("nan"),
+        "gold on the path": statistics.fmean(on_path) if on_path else float("nan"),
         "p50 ms": statistics.median(times) * 1000,
     }
 

@@ -65,7 +65,7 @@ from redstring.domain.blocking import (
     soundex_key,
 )
 from redstring.domain.chunk import Chunk, Mention, ScoredChunk
-from redstring.domain.context import Context, ContextSettings, ScoredPassage
+from redstring.domain.context import Context, ContextSettings, RelationPath, ScoredPassage
 from redstring.domain.entity import Entity, ExtractionMethod
 from redstring.domain.events import (
     DocumentChunked,
@@ -328,6 +328,7 @@ __all__ = [
     "PropertyKind",
     "RedstringError",
     "RefusedCompletionError",
+    "RelationPath",
     "Relationship",
     "RelationshipBatchReader",
     "RelationshipId",

@@ -3,9 +3,10 @@
 `answer` runs `ContextRetriever` over the database's chunk store and graph
 and turns the `Context` into plain data that keeps every id: the passages
 (best first, with each channel's score, the document, the offsets and the
-entities the passage names), the entities that matter, and the
-relationships among them. `print_answer` prints it as tables, or as that
-data in JSON. See ADR 0082.
+entities the passage names), the entities that matter, the
+relationships among them, and the paths by which the question's relation
+chain reached its answers (ADR 0128). `print_answer` prints it as tables,
+or as that data in JSON. See ADR 0082.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from redstring.composition import ContextRetriever, mentioned_entities
 if TYPE_CHECKING:
     from redstring.domain.context import Context, ScoredPassage
     from redstring.domain.entity import Entity
-    from redstring.domain.ids import ChunkId, TenantId
+    from redstring.domain.ids import ChunkId, EntityId, TenantId
+    from redstring.domain.relationship import Relationship
     from redstring.ports.chunk_store import ChunkStore
     from redstring.ports.graph_store import GraphReader
 
@@ -74,13 +76,25 @@ class ContextRelationship(TypedDict):
     target: NamedEntity
 
 
+class ContextPath(TypedDict):
+    """How the question's relation chain reached one answer, from an entity it names.
+
+    `relationships[i]` joins `entities[i]` and `entities[i + 1]`, in
+    either direction.
+    """
+
+    entities: list[NamedEntity]
+    relationships: list[ContextRelationship]
+
+
 class ContextAnswer(TypedDict):
-    """A question's context: passages, entities and relationships."""
+    """A question's context: passages, entities, relationships and relation paths."""
 
     query: str
     passages: list[ContextPassage]
     entities: list[ContextEntity]
     relationships: list[ContextRelationship]
+    paths: list[ContextPath]
 
 
 #: Passages `ask` and `retrieve_context` give by default.
@@ -91,6 +105,15 @@ _SNIPPET: Final = 200
 
 def _named(entity: Entity) -> NamedEntity:
     return NamedEntity(id=str(entity.id), name=entity.name, entity_type=entity.entity_type)
+
+
+def _relationship(relationship: Relationship, held: dict[EntityId, Entity]) -> ContextRelationship:
+    return ContextRelationship(
+        id=str(relationship.id),
+        relationship_type=relationship.relationship_type,
+        source=_named(held[relationship.source_entity_id]),
+        target=_named(held[relationship.target_entity_id]),
+    )
 
 
 def _passage(rank: int, passage: ScoredPassage, entities: list[Entity]) -> ContextPassage:
@@ -156,15 +179,19 @@ async def _as_answer(
     if missing:
         held.update((each.id, each) for each in await graph.get_entities(list(missing), tenant_id))
     relationships = [
-        ContextRelationship(
-            id=str(relationship.id),
-            relationship_type=relationship.relationship_type,
-            source=_named(held[relationship.source_entity_id]),
-            target=_named(held[relationship.target_entity_id]),
-        )
+        _relationship(relationship, held)
         for relationship in context.relationships
         if relationship.source_entity_id in held and relationship.target_entity_id in held
     ]
+    paths = []
+    for path in context.paths:
+        ends = {each.id: each for each in path.entities}
+        paths.append(
+            ContextPath(
+                entities=[_named(each) for each in path.entities],
+                relationships=[_relationship(each, ends) for each in path.relationships],
+            )
+        )
     return ContextAnswer(
         query=context.query,
         passages=[
@@ -181,6 +208,7 @@ async def _as_answer(
             for scored in context.entities
         ],
         relationships=relationships,
+        paths=paths,
     )
 
 
@@ -217,8 +245,21 @@ def _score(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+def _route(path: ContextPath) -> str:
+    """`path` as one line: "Ann -[mother]-> Bea <-[child]- Cal"."""
+    entities = path["entities"]
+    parts = [entities[0]["name"]]
+    steps = zip(entities[:-1], entities[1:], path["relationships"], strict=True)
+    for before, entity, edge in steps:
+        kind = edge["relationship_type"]
+        forward = edge["source"]["id"] == before["id"]
+        parts.append(f"-[{kind}]->" if forward else f"<-[{kind}]-")
+        parts.append(entity["name"])
+    return " ".join(parts)
+
+
 def print_answer(found: ContextAnswer, *, as_json: bool) -> None:
-    """The context as three tables (passages, entities, relationships), or as JSON."""
+    """The context as tables (passages, entities, relationships, paths), or as JSON."""
     if as_json:
         print_json(found)
         return
@@ -261,4 +302,10 @@ def print_answer(found: ContextAnswer, *, as_json: bool) -> None:
                 [each["source"]["name"], each["relationship_type"], each["target"]["name"]]
                 for each in found["relationships"]
             ],
+        )
+    if found["paths"]:
+        click.echo("")
+        print_table(
+            ["answer", "path"],
+            [[path["entities"][-1]["name"], _route(path)] for path in found["paths"]],
         )

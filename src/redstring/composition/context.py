@@ -17,7 +17,8 @@ and, with the subjects of the best BM25 passages, seed a walk over the
 graph's relationships (`redstring.graph.walk`, ADR 0078); where the
 query composes relations ("the sister of the uncle of X"), the entities
 its chain binds from the same seeds (`redstring.graph.chains`, ADR 0126)
-score well above the rest. Passages score by the entities the walk
+score well above the rest, and each of its answers comes with the path that
+reached it (ADR 0128). Passages score by the entities the walk
 reached that they mention, under their own ids or, on a graph that lists
 them (`MergedIdReader`), those merged into them.
 """
@@ -26,7 +27,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from redstring.domain.context import Context, ContextSettings, ScoredPassage, fit_to_budget
+from redstring.domain.context import (
+    Context,
+    ContextSettings,
+    RelationPath,
+    ScoredPassage,
+    fit_to_budget,
+)
 from redstring.domain.exceptions import DimensionMismatchError
 from redstring.domain.ids import ChunkId
 from redstring.domain.limits import MAX_BUDGET_CHARS
@@ -51,10 +58,13 @@ from redstring.ports.graph_store import GraphReader, MergedIdReader
 from redstring.ports.vector_store import VectorReader
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from redstring.domain.chunk import Chunk, ScoredChunk
     from redstring.domain.entity import Entity
     from redstring.domain.ids import EntityId, TenantId
     from redstring.domain.relationship import Relationship
+    from redstring.graph.chains import ChainPath
 
 #: How many candidates each channel proposes for fusion, at least.
 _FUSION_DEPTH: Final = 50
@@ -181,9 +191,10 @@ class ContextRetriever:
         bm25 = {hit.chunk.id: hit.score for hit in hits}
         dense = await self._dense_scores(query, tenant, depth) if self._dense else {}
         walked: Walk | None = None
+        trails: dict[EntityId, ChainPath] = {}
         graph: dict[ChunkId, float] = {}
         if self._graph is not None:
-            walked = await self._walk(self._graph, query, tenant, hits)
+            walked, trails = await self._walk(self._graph, query, tenant, hits)
             graph = await self._graph_passages(self._graph, walked, tenant, chunks)
         missing = [chunk_id for chunk_id in dense if chunk_id not in chunks]
         if missing:
@@ -213,9 +224,14 @@ class ContextRetriever:
         if walked is None or self._graph is None:
             return Context(query=query, passages=_fitted(passages, budget_chars))
         entities, relationships = await self._entities(self._graph, walked, tenant, limit, passages)
+        paths = await _paths(self._graph, trails, entities, tenant)
         passages = _fitted(passages, budget_chars)
         return Context(
-            query=query, passages=passages, entities=entities, relationships=relationships
+            query=query,
+            passages=passages,
+            entities=entities,
+            relationships=relationships,
+            paths=paths,
         )
 
     async def _dense_scores(self, query: str, tenant: TenantId, depth: int) -> dict[ChunkId, float]:
@@ -227,13 +243,13 @@ class ContextRetriever:
 
     async def _walk(
         self, graph: GraphReader, query: str, tenant: TenantId, hits: list[ScoredChunk]
-    ) -> Walk:
+    ) -> tuple[Walk, dict[EntityId, ChainPath]]:
         """Walk from the query's linked entities and the subjects of its best BM25 passages.
 
         With `follow_chains` and a query that composes relations, the
         entities its chain binds from the same seeds score `chain_weight`
         (over the chain's best) on top of their walk score over the walk's
-        best (ADR 0126).
+        best (ADR 0126); the chain's answers come with their paths.
         """
         seeds, names = await self._seeds(graph, query, tenant, hits)
         read: dict[EntityId, list[Relationship]] = {}
@@ -242,7 +258,7 @@ class ContextRetriever:
         # A word of a linked name ("Will Son") is the name's, not a relation.
         chain = read_relation_chain(query).outside(names) if settings.follow_chains else None
         if chain is None or not chain.terms or not seeds:
-            return walked
+            return walked, {}
         followed = await follow_chain(
             graph, tenant, seeds, chain, limit=settings.chain_limit, read=read
         )
@@ -254,7 +270,7 @@ class ContextRetriever:
         for entity_id, score in followed.scores.items():
             gained = settings.chain_weight * score / chain_best if chain_best > 0 else 0.0
             combined.scores[entity_id] = combined.scores.get(entity_id, 0.0) + gained
-        return combined
+        return combined, followed.paths
 
     async def _seeds(
         self, graph: GraphReader, query: str, tenant: TenantId, hits: list[ScoredChunk]
@@ -433,6 +449,38 @@ class ContextRetriever:
         ]
         relationships.sort(key=lambda edge: edge.id.int)
         return entities, relationships
+
+
+async def _paths(
+    graph: GraphReader,
+    trails: Mapping[EntityId, ChainPath],
+    entities: list[ScoredEntity],
+    tenant: TenantId,
+) -> list[RelationPath]:
+    """The chain's path to each of `entities` it answers with, in their order.
+
+    The entities a path crosses that the context does not hold are read in
+    one batch; a path through an entity the graph no longer holds is left
+    out.
+    """
+    answered = [scored.entity.id for scored in entities if scored.entity.id in trails]
+    if not answered:
+        return []
+    held = {scored.entity.id: scored.entity for scored in entities}
+    missing = [
+        entity_id for key in answered for entity_id in trails[key].entities if entity_id not in held
+    ]
+    if missing:
+        found = await graph.get_entities(list(dict.fromkeys(missing)), tenant)
+        held.update((entity.id, entity) for entity in found)
+    return [
+        RelationPath(
+            entities=[held[entity_id] for entity_id in trails[key].entities],
+            relationships=list(trails[key].relationships),
+        )
+        for key in answered
+        if all(entity_id in held for entity_id in trails[key].entities)
+    ]
 
 
 def _fitted(passages: list[ScoredPassage], budget_chars: int | None) -> list[ScoredPassage]:

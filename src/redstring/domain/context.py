@@ -3,7 +3,9 @@
 A `Context` is what a caller hands a language model: the passages ranked
 for the query (`ScoredPassage`, each with the score of every channel that
 ranked it), the entities linked from the query or reached through the
-graph (`ScoredEntity`), and the relationships among those entities.
+graph (`ScoredEntity`), the relationships among those entities, and the
+paths by which a question's relation chain reached its answers
+(`RelationPath`).
 
 ## Scores
 
@@ -27,9 +29,10 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from redstring.domain.chunk import Chunk, trusted_chunk
+from redstring.domain.entity import Entity  # noqa: TC001 - pydantic needs it
 from redstring.domain.json_safety import copy_json
 from redstring.domain.relationship import Relationship  # noqa: TC001 - pydantic needs it
 from redstring.domain.retrieval import ScoredEntity  # noqa: TC001 - pydantic needs it
@@ -116,13 +119,58 @@ class ScoredPassage(BaseModel):
     dense: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
+class RelationPath(BaseModel):
+    """How a query's relation chain reached one of its answers, from an entity the query names.
+
+    `entities` runs from the linked entity (or one joined to it that stood
+    for it: the holder of a hobby) to the answer, through every entity
+    between, those a derived relation crosses included (a cousin's parent
+    and aunt); `relationships[i]` joins `entities[i]` and `entities[i + 1]`,
+    pointing either way. All belong to one tenant.
+
+    Raises:
+        ValueError: `relationships` not one fewer than `entities`, a
+            relationship that does not join the entities either side of
+            it, or a part of another tenant.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    entities: list[Entity] = Field(min_length=1)
+    relationships: list[Relationship] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _joined(self) -> RelationPath:
+        if len(self.relationships) != len(self.entities) - 1:
+            raise ValueError(
+                f"a path of {len(self.entities)} entities needs"
+                f" {len(self.entities) - 1} relationships, got {len(self.relationships)}"
+            )
+        tenant = self.entities[0].tenant_id
+        parts: list[Entity | Relationship] = [*self.entities, *self.relationships]
+        for part in parts:
+            if part.tenant_id != tenant:
+                raise ValueError(f"{part.id} is of tenant {part.tenant_id}, not {tenant}")
+        for index, edge in enumerate(self.relationships):
+            ends = {edge.source_entity_id, edge.target_entity_id}
+            pair = {self.entities[index].id, self.entities[index + 1].id}
+            if ends != pair:
+                raise ValueError(
+                    f"relationship {edge.id} joins {sorted(map(str, ends))},"
+                    f" not entities {index} and {index + 1} of the path"
+                )
+        return self
+
+
 class Context(BaseModel):
     """The answer to one context query: passages, entities and relationships, best first.
 
     `entities` are the query's linked entities and those the graph walk
     reached, best first; `relationships` are the stored relationships
-    whose two ends are both among `entities`. Both are empty when the
-    retriever holds no graph.
+    whose two ends are both among `entities`; `paths` holds, for each of
+    `entities` that the query's relation chain answers with, the path that
+    reached it, in the order of `entities` (ADR 0128). All three are empty
+    when the retriever holds no graph.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -131,6 +179,7 @@ class Context(BaseModel):
     passages: list[ScoredPassage] = Field(default_factory=list)
     entities: list[ScoredEntity] = Field(default_factory=list)
     relationships: list[Relationship] = Field(default_factory=list)
+    paths: list[RelationPath] = Field(default_factory=list)
 
 
 def sentence_prefix(text: str, limit: int) -> int:

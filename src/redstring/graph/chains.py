@@ -18,10 +18,18 @@ that reaches it, as do the seeds, so a chain's every link (the trace of the
 question, not only its answer) is found. Each step keeps at most `limit`
 entities, the best first, so a chain reads a bounded number of
 relationships. See ADR 0126.
+
+Each entity the whole chain binds (its answer) keeps the path that reached
+it (`Chain.paths`): the entities and relationships from a seed, the middle
+of a derived relation included ("the cousin of X" crosses X's parent and
+that parent's sibling). Of the paths from seeds of equal weight, the
+shortest is kept, and then the one whose relationship ids come first, so
+the same graph gives the same path. See ADR 0128.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from redstring.domain.relation_chains import StatedRelation, Step, relation_of_type
@@ -44,6 +52,46 @@ _INVERSE: Final = {
     "spouse": "spouse",
     "friend": "friend",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class ChainPath:
+    """A path a chain followed: `relationships[i]` joins `entities[i]` and `entities[i + 1]`.
+
+    `entities` runs from a seed (or the entity joined to a seed that stood
+    for it) to the entity bound; a relationship may point either way.
+    """
+
+    entities: tuple[EntityId, ...]
+    relationships: tuple[Relationship, ...] = ()
+
+    def then(self, edge: Relationship, entity_id: EntityId) -> ChainPath:
+        """This path, one relationship further, to `entity_id`."""
+        return ChainPath((*self.entities, entity_id), (*self.relationships, edge))
+
+
+@dataclass(slots=True)
+class Chain(Walk):
+    """What a chain bound (`scores`), the relationships it followed, and its answers' paths."""
+
+    paths: dict[EntityId, ChainPath] = field(default_factory=dict)
+
+
+def _order(weight: float, path: ChainPath) -> tuple[float, int, tuple[int, ...]]:
+    """Which of two ways to one entity is kept: the heavier, then the shorter, then by ids."""
+    return (-weight, len(path.relationships), tuple(edge.id.int for edge in path.relationships))
+
+
+def _keep(
+    reached: dict[EntityId, tuple[float, ChainPath]],
+    entity_id: EntityId,
+    weight: float,
+    path: ChainPath,
+) -> None:
+    """Record `path` of `weight` to `entity_id` where it beats the way recorded."""
+    known = reached.get(entity_id)
+    if known is None or _order(weight, path) < _order(*known):
+        reached[entity_id] = (weight, path)
 
 
 class _Edges:
@@ -89,9 +137,13 @@ def _said(edges: _Edges, edge: Relationship, entity_id: EntityId) -> tuple[Step,
 
 
 def _step(
-    edges: _Edges, frontier: Mapping[EntityId, float], step: Step, used: Walk, limit: int
-) -> dict[EntityId, float]:
-    """The best `limit` entities `step` takes `frontier` to, each with its best weight.
+    edges: _Edges,
+    frontier: Mapping[EntityId, tuple[float, ChainPath]],
+    step: Step,
+    used: Walk,
+    limit: int,
+) -> dict[EntityId, tuple[float, ChainPath]]:
+    """The best `limit` entities `step` takes `frontier` to, each with its best weight and path.
 
     The relationships that lead to those kept join `used`.
 
@@ -101,9 +153,9 @@ def _step(
     (which cannot tell the gender), but for the ends a relationship says
     are of the other gender.
     """
-    reached: dict[EntityId, float] = {}
+    reached: dict[EntityId, tuple[float, ChainPath]] = {}
     leading: dict[EntityId, list[Relationship]] = {}
-    for entity_id, weight in frontier.items():
+    for entity_id, (weight, path) in frontier.items():
         said: list[tuple[Relationship, EntityId]] = []
         implied: list[tuple[Relationship, EntityId]] = []
         other_gender: set[EntityId] = set()
@@ -128,8 +180,7 @@ def _step(
             said = [(edge, other) for edge, other in implied if other not in other_gender]
         for edge, other in said:
             leading.setdefault(other, []).append(edge)
-            if weight > reached.get(other, 0.0):
-                reached[other] = weight
+            _keep(reached, other, weight, path.then(edge, other))
     kept = _best(reached, limit)
     for entity_id in kept:
         for edge in leading[entity_id]:
@@ -137,8 +188,10 @@ def _step(
     return kept
 
 
-def _best(scores: Mapping[EntityId, float], limit: int) -> dict[EntityId, float]:
-    kept = sorted(scores, key=lambda key: (-scores[key], key.int))[:limit]
+def _best(
+    scores: Mapping[EntityId, tuple[float, ChainPath]], limit: int
+) -> dict[EntityId, tuple[float, ChainPath]]:
+    kept = sorted(scores, key=lambda key: (-scores[key][0], key.int))[:limit]
     return {key: scores[key] for key in kept}
 
 
@@ -150,24 +203,28 @@ async def follow_chain(
     *,
     limit: int,
     read: dict[EntityId, list[Relationship]] | None = None,
-) -> Walk:
+) -> Chain:
     """The entities `chain` binds from `seeds`, each with its best seed's weight; the edges read.
 
     An empty chain, or seeds of no positive weight, bind the seeds alone.
-    A term no step of which leads anywhere ends the chain there. `read`,
-    when given, holds relationships already read of the tenant's entities
-    (a walk's) and gains those the chain reads.
+    A term no step of which leads anywhere ends the chain there. `paths`
+    holds, for each entity the chain's last term binds, the path that
+    reached it; it is empty when the chain ends before its last term.
+    `read`, when given, holds relationships already read of the tenant's
+    entities (a walk's) and gains those the chain reads.
     """
-    result = Walk()
-    frontier = _best({key: value for key, value in seeds.items() if value > 0}, limit)
-    result.scores.update(frontier)
+    result = Chain()
+    frontier = _best(
+        {key: (value, ChainPath((key,))) for key, value in seeds.items() if value > 0}, limit
+    )
+    result.scores.update((key, weight) for key, (weight, _) in frontier.items())
     if not chain.terms or not frontier:
         return result
     edges = _Edges(graph, tenant_id, read)
     await edges.load(list(frontier))
-    frontier = await _people(edges, frontier, result, limit)
+    frontier = _people(edges, frontier, result, limit)
     for term in chain.terms:
-        bound: dict[EntityId, float] = {}
+        bound: dict[EntityId, tuple[float, ChainPath]] = {}
         for spelling in term:
             current = frontier
             for step in spelling:
@@ -175,27 +232,30 @@ async def follow_chain(
                 current = _step(edges, current, step, result, limit)
                 if not current:
                     break
-            for entity_id, weight in current.items():
-                if weight > bound.get(entity_id, 0.0):
-                    bound[entity_id] = weight
+            for entity_id, (weight, path) in current.items():
+                _keep(bound, entity_id, weight, path)
         if not bound:
-            break
+            return result
         frontier = _best(bound, limit)
-        for entity_id, weight in frontier.items():
+        for entity_id, (weight, _) in frontier.items():
             if weight > result.scores.get(entity_id, 0.0):
                 result.scores[entity_id] = weight
+    result.paths = {entity_id: path for entity_id, (_, path) in frontier.items()}
     return result
 
 
-async def _people(
-    edges: _Edges, seeds: dict[EntityId, float], result: Walk, limit: int
-) -> dict[EntityId, float]:
+def _people(
+    edges: _Edges,
+    seeds: dict[EntityId, tuple[float, ChainPath]],
+    result: Walk,
+    limit: int,
+) -> dict[EntityId, tuple[float, ChainPath]]:
     """The seeds, each one in no basic relation replaced by the entities joined to it."""
-    frontier: dict[EntityId, float] = {}
-    for entity_id, weight in seeds.items():
+    frontier: dict[EntityId, tuple[float, ChainPath]] = {}
+    for entity_id, (weight, path) in seeds.items():
         known = edges.read.get(entity_id, [])
         if any(edges.stated(edge.relationship_type) is not None for edge in known):
-            frontier[entity_id] = max(frontier.get(entity_id, 0.0), weight)
+            _keep(frontier, entity_id, weight, path)
             continue
         for edge in known:
             other = (
@@ -204,6 +264,6 @@ async def _people(
                 else edge.source_entity_id
             )
             result.relationships[edge.id] = edge
-            frontier[other] = max(frontier.get(other, 0.0), weight)
+            _keep(frontier, other, weight, path.then(edge, other))
             result.scores[other] = max(result.scores.get(other, 0.0), weight)
     return _best(frontier, limit)

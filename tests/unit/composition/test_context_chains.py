@@ -18,6 +18,8 @@ from redstring.graph.adapters.memory import InMemoryGraphStore
 from redstring.testing.factories import OTHER_TENANT, TENANT, make_entity, make_relationship
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from redstring.domain.context import Context
     from redstring.domain.entity import Entity
     from redstring.domain.ids import TenantId
@@ -50,10 +52,11 @@ def person_entities(tenant: TenantId) -> dict[str, Entity]:
 
 
 async def cousins(
-    tenant: TenantId = TENANT,
+    tenant: TenantId = TENANT, graph: InMemoryGraphStore | None = None
 ) -> tuple[InMemoryGraphStore, InMemoryChunkStore]:
     """Eve's cousin Tom is three stated relations away; her three friends are one."""
-    graph, chunks = InMemoryGraphStore(), InMemoryChunkStore()
+    graph = InMemoryGraphStore() if graph is None else graph
+    chunks = InMemoryChunkStore()
     people = person_entities(tenant)
     await graph.upsert_entities(list(people.values()))
     await graph.upsert_relationships(
@@ -181,7 +184,7 @@ async def test_types_read_from_their_target_give_the_same_context() -> None:
         await graph.upsert_entities(universe.entities(TENANT))
         await graph.upsert_relationships(edges)
         await import_documents(universe.documents(), TENANT, chunks=chunks, graph=graph)
-    chained = 0
+    chained = pathed = 0
     for question in universe.questions[::8]:
         one = await ContextRetriever(chunks=stated_chunks, graph=stated).retrieve_context(
             question.question, TENANT
@@ -195,5 +198,50 @@ async def test_types_read_from_their_target_give_the_same_context() -> None:
         assert [(e.entity.id, e.score) for e in one.entities] == [
             (e.entity.id, e.score) for e in other.entities
         ]
+        assert [[e.id for e in path.entities] for path in one.paths] == [
+            [e.id for e in path.entities] for path in other.paths
+        ]
         chained += bool(read_relation_chain(question.question).terms)
+        pathed += bool(one.paths)
     assert chained >= 10
+    assert pathed >= 10
+
+
+async def test_the_answers_path_names_the_relatives_the_context_leaves_out() -> None:
+    context = await ask(ContextSettings(subject_weight=0.0), query="Who is the cousin of Eve Moss?")
+    held = {scored.entity.name for scored in context.entities}
+    [path] = context.paths
+    assert [entity.name for entity in path.entities] == [
+        "Eve Moss",
+        "Joan Moss",
+        "Ruth Hale",
+        "Tom Hale",
+    ]
+    assert [edge.relationship_type for edge in path.relationships] == ["mother", "sister", "son"]
+    assert not {"Joan Moss", "Ruth Hale"} <= held  # k=3: the path reads them itself
+    assert (await ask(query="What does Eve Moss paint?")).paths == []
+    assert (await ask(ContextSettings(follow_chains=False))).paths == []
+
+
+class ForgetfulGraph(InMemoryGraphStore):
+    """The in-memory graph, whose entity reads no longer find `gone` (deleted meanwhile)."""
+
+    gone: frozenset[str] = frozenset()
+
+    async def _get_entities(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> list[Entity]:
+        found = await super()._get_entities(entity_ids, tenant_id)
+        return [entity for entity in found if entity.name not in self.gone]
+
+
+async def test_a_path_through_an_entity_gone_meanwhile_is_left_out() -> None:
+    forgetful = ForgetfulGraph()
+    _, chunks = await cousins(graph=forgetful)
+    retriever = ContextRetriever(chunks=chunks, graph=forgetful)
+    question = "Who is the cousin of Eve Moss?"
+    assert len((await retriever.retrieve_context(question, TENANT, k=2)).paths) == 1
+    forgetful.gone = frozenset({"Ruth Hale"})
+    context = await retriever.retrieve_context(question, TENANT, k=2)
+    assert "Tom Hale" in {scored.entity.name for scored in context.entities}
+    assert context.paths == []

@@ -1,9 +1,23 @@
-"""A context's budget keeps whole sentences, best first."""
+"""A context's budget keeps whole sentences, best first; its relation paths are joined."""
 
 from __future__ import annotations
 
-from redstring.domain.context import ScoredPassage, fit_to_budget, sentence_prefix, trim_chunk
-from redstring.testing.factories import make_chunk
+import pytest
+
+from redstring.domain.context import (
+    RelationPath,
+    ScoredPassage,
+    fit_to_budget,
+    sentence_prefix,
+    trim_chunk,
+)
+from redstring.testing.factories import (
+    OTHER_TENANT,
+    TENANT,
+    make_chunk,
+    make_entity,
+    make_relationship,
+)
 
 
 def passage(text: str, score: float, start: int = 0) -> ScoredPassage:
@@ -61,3 +75,21 @@ def test_a_budget_spent_exactly_stops_the_scan() -> None:
     first = passage("Ada wrote notes.", 3.0)  # 16 characters: the whole budget
     kept = fit_to_budget([first, passage("Babbage.", 2.0)], 16)
     assert kept == [first]
+
+
+def test_a_relation_path_joins_each_pair_of_its_entities_in_one_tenant() -> None:
+    ann, bea, cy = (make_entity(name=name) for name in ("Ann", "Bea", "Cy"))
+    mother = make_relationship(ann, bea, relationship_type="mother")
+    child = make_relationship(cy, bea, relationship_type="mother")
+    path = RelationPath(entities=[ann, bea, cy], relationships=[mother, child])
+    assert [entity.name for entity in path.entities] == ["Ann", "Bea", "Cy"]
+    assert RelationPath(entities=[ann]).relationships == []
+    with pytest.raises(ValueError, match="a path of 3 entities needs 2 relationships, got 1"):
+        RelationPath(entities=[ann, bea, cy], relationships=[mother])
+    with pytest.raises(ValueError, match=f"relationship {child.id} joins .* not entities 0 and 1"):
+        RelationPath(entities=[ann, bea, cy], relationships=[child, mother])
+    there = cy.model_copy(update={"tenant_id": OTHER_TENANT})
+    with pytest.raises(ValueError, match=f"{cy.id} is of tenant {OTHER_TENANT}, not {TENANT}"):
+        RelationPath(entities=[ann, bea, there], relationships=[mother, child])
+    with pytest.raises(ValueError, match="at least 1"):
+        RelationPath(entities=[])
