@@ -157,8 +157,10 @@ class ContextRetriever:
         a graph, `entities` are the at most `k` best of the entities the
         walk reached and those the passages are about, each scored by the
         walk and by the best passage about it (`subject_weight`, ADR 0079),
-        and `relationships` those the walk read between two of them,
-        ordered by `str(id)`. With
+        `relationships` those the walk read between two of them,
+        ordered by `str(id)`, and `paths` the path by which the query's
+        relation chain reached each of `entities` it answers with, in
+        their order (ADR 0128). With
         `budget_chars`, the passages' texts together fit it: best first, a
         passage that does not fit whole trimmed at its last sentence end
         that fits, or skipped when none does (`fit_to_budget`).
