@@ -69,22 +69,18 @@ _WORDS: Final = {
     for word in words
 }
 
-#: The grand- forms, to their relation (`parent` two up, `child` two down) and gender.
+#: The grand- forms, to their relation (`parent` two up, `child` two down) and gender:
+#: "grand" before each parent or child form, and the forms that spell it otherwise.
 _GRAND: Final = {
-    "grandparent": ("parent", None),
-    "grandmother": ("parent", "female"),
+    **{
+        "grand" + word: (relation, gender)
+        for word, (relation, gender) in _WORDS.items()
+        if relation in ("parent", "child")
+    },
     "grandma": ("parent", "female"),
     "granny": ("parent", "female"),
-    "grandmom": ("parent", "female"),
-    "grandfather": ("parent", "male"),
     "grandpa": ("parent", "male"),
-    "granddad": ("parent", "male"),
     "grandad": ("parent", "male"),
-    "grandchild": ("child", None),
-    "grandchildren": ("child", None),
-    "grandkid": ("child", None),
-    "granddaughter": ("child", "female"),
-    "grandson": ("child", "male"),
 }
 
 #: Across a sibling: the generations' direction and the gender of the relation's end.

@@ -44,6 +44,8 @@ def only(query: str) -> tuple[tuple[Step, ...], ...]:
         ("the sibling of X", ((S,),)),
         ("the grandparent of X", ((P, P),)),
         ("X's grandma", ((P, MOTHER),)),
+        ("X's grandmum", ((P, MOTHER),)),
+        ("the granddaddy of X", ((P, FATHER),)),
         ("the great-grandmother of X", ((P, P, MOTHER),)),
         ("the great great grandson of X", ((C, C, C, SON),)),
         ("the grandchildren of X", ((C, C),)),
